@@ -1,0 +1,264 @@
+//! A queue whose items can be added later, mirroring client-go's
+//! `util/workqueue/delaying_queue.go`.
+//!
+//! [`DelayingQueue::add_after`] keeps a *waiting* entry per item, separate from
+//! the FIFO, and adds the item when its ready time comes:
+//!
+//! * a delay of zero adds at once;
+//! * an item has at most one waiting entry; a second `add_after` keeps the
+//!   earlier ready time and drops the later one;
+//! * waiting entries and the FIFO are independent: `add_after(x, 1s)` then
+//!   `add(x)` queues `x` now, and the waiting entry still adds `x` after 1s
+//!   (a no-op if `x` is still dirty then);
+//! * entries that come due together are added in ready-time order;
+//! * after shutdown, waiting entries are never added.
+//!
+//! Time is tokio's clock ([`tokio::time::Instant`]), so a test or a listing
+//! with a paused clock drives every delay without waiting.
+//!
+//! Upstream runs a goroutine that sleeps until the next ready time and then
+//! calls `Add`. This port moves due entries into the FIFO at the start of every
+//! call instead, and a waiting [`get`](DelayingQueue::get) sleeps until the
+//! next ready time. What a caller can observe is the same, in the same order,
+//! without a background task.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use tokio::time::Instant;
+
+use crate::metrics::CounterMetric;
+use crate::queue::{Item, Lease, Queue, QueueConfig, TryGet};
+
+/// One waiting entry. `seq` breaks ties between equal ready times (first come,
+/// first added) and tells a live entry from one superseded by an earlier time.
+struct Entry<T> {
+    ready_at: Instant,
+    seq: u64,
+    item: T,
+}
+
+impl<T> Entry<T> {
+    fn key(&self) -> (Instant, u64) {
+        (self.ready_at, self.seq)
+    }
+}
+
+// The heap orders entries by `(ready_at, seq)` only, which is unique per entry,
+// so items need not be `Ord`.
+impl<T> PartialEq for Entry<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+impl<T> Eq for Entry<T> {}
+impl<T> PartialOrd for Entry<T> {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+impl<T> Ord for Entry<T> {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.key().cmp(&other.key())
+    }
+}
+
+struct Waiting<T> {
+    heap: BinaryHeap<Reverse<Entry<T>>>,
+    /// The live entry of each waiting item: its ready time and sequence number.
+    by_item: HashMap<T, (Instant, u64)>,
+    next_seq: u64,
+}
+
+/// A [`Queue`] plus delayed adds; see the [module docs](self).
+///
+/// ```
+/// use faithful_workqueue::delaying_queue::DelayingQueue;
+/// use std::time::Duration;
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let q = DelayingQueue::new();
+/// q.add_after("a", Duration::from_secs(10));
+/// q.add_after("a", Duration::from_secs(1)); // the earlier time wins
+/// assert_eq!(q.len(), 0);
+///
+/// tokio::time::advance(Duration::from_secs(1)).await;
+/// assert_eq!(q.len(), 1);
+/// # }
+/// ```
+pub struct DelayingQueue<T> {
+    queue: Queue<T>,
+    waiting: Arc<Mutex<Waiting<T>>>,
+    retries: Option<Arc<dyn CounterMetric>>,
+}
+
+impl<T> Clone for DelayingQueue<T> {
+    fn clone(&self) -> Self {
+        Self { queue: self.queue.clone(), waiting: self.waiting.clone(), retries: self.retries.clone() }
+    }
+}
+
+impl<T: Item> Default for DelayingQueue<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: Item> DelayingQueue<T> {
+    /// A delaying queue without metrics (upstream's `NewTypedDelayingQueue`).
+    pub fn new() -> Self {
+        Self::with_config(QueueConfig::default())
+    }
+
+    /// A delaying queue with options (upstream's
+    /// `NewTypedDelayingQueueWithConfig`). A named queue with a metrics
+    /// provider also reports `workqueue_retries_total`.
+    pub fn with_config(config: QueueConfig) -> Self {
+        let retries = match (&config.metrics_provider, config.name.is_empty()) {
+            (Some(provider), false) => Some(provider.new_retries_metric(&config.name)),
+            _ => None,
+        };
+        Self {
+            queue: Queue::with_config(config),
+            waiting: Arc::new(Mutex::new(Waiting { heap: BinaryHeap::new(), by_item: HashMap::new(), next_seq: 0 })),
+            retries,
+        }
+    }
+
+    /// Adds `item` once `delay` has passed; see the [module docs](self) for
+    /// deduplication. Ignored after shutdown. Counts one retry in the metrics,
+    /// whatever the delay, as upstream does.
+    pub fn add_after(&self, item: T, delay: Duration) {
+        if self.queue.shutting_down() {
+            return;
+        }
+        if let Some(retries) = &self.retries {
+            retries.inc();
+        }
+        if delay.is_zero() {
+            self.add(item);
+            return;
+        }
+        self.flush_ready();
+        let ready_at = Instant::now() + delay;
+        let mut waiting = self.waiting.lock().unwrap();
+        if let Some(&(existing, _)) = waiting.by_item.get(&item) {
+            if ready_at >= existing {
+                return;
+            }
+        }
+        let seq = waiting.next_seq;
+        waiting.next_seq += 1;
+        waiting.by_item.insert(item.clone(), (ready_at, seq));
+        waiting.heap.push(Reverse(Entry { ready_at, seq, item }));
+    }
+
+    /// Moves every waiting entry whose time has come into the FIFO, in
+    /// ready-time order, and returns the next ready time still waiting.
+    fn flush_ready(&self) -> Option<Instant> {
+        if self.queue.shutting_down() {
+            return None;
+        }
+        let now = Instant::now();
+        let mut waiting = self.waiting.lock().unwrap();
+        loop {
+            let head = waiting.heap.peek()?;
+            let (ready_at, seq) = (head.0.ready_at, head.0.seq);
+            if ready_at > now {
+                return Some(ready_at);
+            }
+            let Reverse(entry) = waiting.heap.pop().expect("peeked");
+            let item = entry.item;
+            // Skip entries superseded by an earlier ready time.
+            if waiting.by_item.get(&item) == Some(&(ready_at, seq)) {
+                waiting.by_item.remove(&item);
+                self.queue.add_at(item, ready_at);
+            }
+        }
+    }
+
+    /// The number of waiting (not yet due) entries.
+    pub fn waiting_len(&self) -> usize {
+        self.flush_ready();
+        self.waiting.lock().unwrap().by_item.len()
+    }
+
+    /// [`Queue::add`], after moving due entries into the FIFO.
+    pub fn add(&self, item: T) {
+        self.flush_ready();
+        self.queue.add(item);
+    }
+
+    /// [`Queue::len`]: the FIFO only. Waiting entries are not counted.
+    pub fn len(&self) -> usize {
+        self.flush_ready();
+        self.queue.len()
+    }
+
+    /// Whether the FIFO is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// [`Queue::get`], waking up when a waiting entry comes due.
+    pub async fn get(&self) -> Option<T> {
+        loop {
+            let mut notified = std::pin::pin!(self.queue.item_ready().notified());
+            notified.as_mut().enable();
+            let next_ready = self.flush_ready();
+            match self.queue.try_get() {
+                TryGet::Item(item) => return Some(item),
+                TryGet::ShutDown => return None,
+                TryGet::Empty => match next_ready {
+                    Some(at) => {
+                        tokio::select! {
+                            () = &mut notified => {}
+                            () = tokio::time::sleep_until(at) => {}
+                        }
+                    }
+                    None => notified.await,
+                },
+            }
+        }
+    }
+
+    /// [`Queue::lease`]: [`get`](DelayingQueue::get), with `done` on drop.
+    pub async fn lease(&self) -> Option<Lease<T>> {
+        let item = self.get().await?;
+        Some(Lease::new(self.queue.clone(), item))
+    }
+
+    /// [`Queue::done`].
+    pub fn done(&self, item: &T) {
+        self.flush_ready();
+        self.queue.done(item);
+    }
+
+    /// [`Queue::shut_down`]. Waiting entries are dropped.
+    pub fn shut_down(&self) {
+        self.flush_ready();
+        self.queue.shut_down();
+    }
+
+    /// [`Queue::shut_down_with_drain`]: waits for handed-out items only.
+    pub async fn shut_down_with_drain(&self) {
+        self.flush_ready();
+        self.queue.shut_down_with_drain().await;
+    }
+
+    /// [`Queue::shutting_down`].
+    pub fn shutting_down(&self) -> bool {
+        self.queue.shutting_down()
+    }
+
+    /// The underlying [`Queue`], for [`Queue::debug_state`] and the metrics
+    /// refresh. Adding to it directly bypasses nothing: waiting entries are
+    /// still moved in by this queue's own calls.
+    pub fn queue(&self) -> &Queue<T> {
+        self.flush_ready();
+        &self.queue
+    }
+}

@@ -1,0 +1,263 @@
+//! Metrics hooks, mirroring client-go's `util/workqueue/metrics.go`.
+//!
+//! A queue reports to a [`MetricsProvider`] only when it has a name *and* a
+//! provider (upstream: a name and a non-noop global provider). Upstream sets the
+//! provider once per process with `SetProvider`; here it is passed in the
+//! queue's config, so two queues in one test can use two registries.
+//!
+//! What each metric means, as upstream defines it:
+//!
+//! | hook | metric (controller-runtime name) | changes on |
+//! |---|---|---|
+//! | [`MetricsProvider::new_depth_metric`] | `workqueue_depth` | +1 on a non-deduplicated add, −1 on get: it counts the dirty set, so an item re-added while processing counts though [`len`](crate::queue::Queue::len) does not |
+//! | [`MetricsProvider::new_adds_metric`] | `workqueue_adds_total` | every non-deduplicated add |
+//! | [`MetricsProvider::new_latency_metric`] | `workqueue_queue_duration_seconds` | get: seconds since the item was first added |
+//! | [`MetricsProvider::new_work_duration_metric`] | `workqueue_work_duration_seconds` | done: seconds since get |
+//! | [`MetricsProvider::new_unfinished_work_seconds_metric`] | `workqueue_unfinished_work_seconds` | every 500ms: the summed age of all items handed out and not yet done |
+//! | [`MetricsProvider::new_longest_running_processor_seconds_metric`] | `workqueue_longest_running_processor_seconds` | every 500ms: the age of the oldest such item |
+//! | [`MetricsProvider::new_retries_metric`] | `workqueue_retries_total` | every `add_after`, a zero delay included (delaying queue) |
+//!
+//! The last two gauges are the only signal a stalled key gives: an item whose
+//! `done` never comes stays in the processing set, and its age keeps growing.
+
+use std::collections::HashMap;
+use std::hash::Hash;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::time::Instant;
+
+/// A gauge that goes up and down (`workqueue_depth`).
+pub trait GaugeMetric: Send + Sync {
+    /// Adds one.
+    fn inc(&self);
+    /// Subtracts one.
+    fn dec(&self);
+}
+
+/// A gauge that is set to a value (`workqueue_unfinished_work_seconds`).
+pub trait SettableGaugeMetric: Send + Sync {
+    /// Sets the gauge.
+    fn set(&self, value: f64);
+}
+
+/// A monotonic counter (`workqueue_adds_total`, `workqueue_retries_total`).
+pub trait CounterMetric: Send + Sync {
+    /// Adds one.
+    fn inc(&self);
+}
+
+/// A histogram of seconds (`workqueue_queue_duration_seconds`).
+pub trait HistogramMetric: Send + Sync {
+    /// Records one observation, in seconds.
+    fn observe(&self, value: f64);
+}
+
+/// Builds the metrics of one named queue. Mirrors upstream's `MetricsProvider`.
+pub trait MetricsProvider: Send + Sync {
+    /// `workqueue_depth`.
+    fn new_depth_metric(&self, name: &str) -> Arc<dyn GaugeMetric>;
+    /// `workqueue_adds_total`.
+    fn new_adds_metric(&self, name: &str) -> Arc<dyn CounterMetric>;
+    /// `workqueue_queue_duration_seconds`.
+    fn new_latency_metric(&self, name: &str) -> Arc<dyn HistogramMetric>;
+    /// `workqueue_work_duration_seconds`.
+    fn new_work_duration_metric(&self, name: &str) -> Arc<dyn HistogramMetric>;
+    /// `workqueue_unfinished_work_seconds`.
+    fn new_unfinished_work_seconds_metric(&self, name: &str) -> Arc<dyn SettableGaugeMetric>;
+    /// `workqueue_longest_running_processor_seconds`.
+    fn new_longest_running_processor_seconds_metric(&self, name: &str) -> Arc<dyn SettableGaugeMetric>;
+    /// `workqueue_retries_total`.
+    fn new_retries_metric(&self, name: &str) -> Arc<dyn CounterMetric>;
+}
+
+/// How often a queue with metrics refreshes its unfinished-work gauges
+/// (upstream's `defaultUnfinishedWorkUpdatePeriod`).
+pub const DEFAULT_UNFINISHED_WORK_UPDATE_PERIOD: Duration = Duration::from_millis(500);
+
+/// The per-queue bookkeeping behind the hooks (upstream's `defaultQueueMetrics`).
+pub(crate) struct QueueMetrics<T> {
+    depth: Arc<dyn GaugeMetric>,
+    adds: Arc<dyn CounterMetric>,
+    latency: Arc<dyn HistogramMetric>,
+    work_duration: Arc<dyn HistogramMetric>,
+    unfinished_work_seconds: Arc<dyn SettableGaugeMetric>,
+    longest_running_processor: Arc<dyn SettableGaugeMetric>,
+    add_times: HashMap<T, Instant>,
+    processing_start_times: HashMap<T, Instant>,
+}
+
+impl<T: Clone + Eq + Hash> QueueMetrics<T> {
+    pub(crate) fn new(name: &str, provider: &dyn MetricsProvider) -> Self {
+        Self {
+            depth: provider.new_depth_metric(name),
+            adds: provider.new_adds_metric(name),
+            latency: provider.new_latency_metric(name),
+            work_duration: provider.new_work_duration_metric(name),
+            unfinished_work_seconds: provider.new_unfinished_work_seconds_metric(name),
+            longest_running_processor: provider.new_longest_running_processor_seconds_metric(name),
+            add_times: HashMap::new(),
+            processing_start_times: HashMap::new(),
+        }
+    }
+
+    pub(crate) fn add(&mut self, item: &T, now: Instant) {
+        self.adds.inc();
+        self.depth.inc();
+        self.add_times.entry(item.clone()).or_insert(now);
+    }
+
+    pub(crate) fn get(&mut self, item: &T, now: Instant) {
+        self.depth.dec();
+        self.processing_start_times.insert(item.clone(), now);
+        if let Some(added) = self.add_times.remove(item) {
+            self.latency.observe(now.duration_since(added).as_secs_f64());
+        }
+    }
+
+    pub(crate) fn done(&mut self, item: &T, now: Instant) {
+        if let Some(started) = self.processing_start_times.remove(item) {
+            self.work_duration.observe(now.duration_since(started).as_secs_f64());
+        }
+    }
+
+    pub(crate) fn update_unfinished_work(&self, now: Instant) {
+        let mut total = 0.0;
+        let mut oldest = 0.0_f64;
+        for started in self.processing_start_times.values() {
+            let age = now.duration_since(*started).as_secs_f64();
+            total += age;
+            oldest = oldest.max(age);
+        }
+        self.unfinished_work_seconds.set(total);
+        self.longest_running_processor.set(oldest);
+    }
+}
+
+/// A [`MetricsProvider`] that keeps every value in memory, for tests and for
+/// listings that print what a queue reported.
+///
+/// ```
+/// use faithful_workqueue::metrics::InMemoryMetrics;
+/// use faithful_workqueue::queue::{Queue, QueueConfig};
+/// use std::sync::Arc;
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let metrics = Arc::new(InMemoryMetrics::default());
+/// let q = Queue::with_config(QueueConfig::named("demo").metrics_provider(metrics.clone()));
+/// q.add("a");
+/// q.add("a"); // deduplicated: no metric fires
+/// assert_eq!(metrics.snapshot("demo").adds, 1);
+/// assert_eq!(metrics.snapshot("demo").depth, 1);
+/// # }
+/// ```
+#[derive(Default)]
+pub struct InMemoryMetrics {
+    queues: std::sync::Mutex<std::collections::BTreeMap<String, Arc<InMemoryQueueMetrics>>>,
+}
+
+/// What one queue reported to an [`InMemoryMetrics`].
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct MetricsSnapshot {
+    /// `workqueue_depth`.
+    pub depth: i64,
+    /// `workqueue_adds_total`.
+    pub adds: u64,
+    /// `workqueue_retries_total`.
+    pub retries: u64,
+    /// Every `workqueue_queue_duration_seconds` observation.
+    pub latency: Vec<f64>,
+    /// Every `workqueue_work_duration_seconds` observation.
+    pub work_duration: Vec<f64>,
+    /// `workqueue_unfinished_work_seconds`.
+    pub unfinished_work_seconds: f64,
+    /// `workqueue_longest_running_processor_seconds`.
+    pub longest_running_processor_seconds: f64,
+}
+
+#[derive(Default)]
+struct InMemoryQueueMetrics {
+    values: std::sync::Mutex<MetricsSnapshot>,
+}
+
+impl InMemoryMetrics {
+    /// The values reported so far by the queue called `name` (all zero if it
+    /// never reported).
+    pub fn snapshot(&self, name: &str) -> MetricsSnapshot {
+        let queues = self.queues.lock().unwrap();
+        queues.get(name).map(|q| q.values.lock().unwrap().clone()).unwrap_or_default()
+    }
+
+    fn queue(&self, name: &str) -> Arc<InMemoryQueueMetrics> {
+        self.queues.lock().unwrap().entry(name.to_owned()).or_default().clone()
+    }
+}
+
+/// One field of one queue's snapshot, updated through the hook traits.
+struct Field {
+    queue: Arc<InMemoryQueueMetrics>,
+    update: fn(&mut MetricsSnapshot, f64),
+}
+
+impl Field {
+    fn apply(&self, value: f64) {
+        (self.update)(&mut self.queue.values.lock().unwrap(), value);
+    }
+}
+
+impl GaugeMetric for Field {
+    fn inc(&self) {
+        self.apply(1.0);
+    }
+    fn dec(&self) {
+        self.apply(-1.0);
+    }
+}
+
+impl CounterMetric for Field {
+    fn inc(&self) {
+        self.apply(1.0);
+    }
+}
+
+impl SettableGaugeMetric for Field {
+    fn set(&self, value: f64) {
+        self.apply(value);
+    }
+}
+
+impl HistogramMetric for Field {
+    fn observe(&self, value: f64) {
+        self.apply(value);
+    }
+}
+
+impl InMemoryMetrics {
+    fn field(&self, name: &str, update: fn(&mut MetricsSnapshot, f64)) -> Arc<Field> {
+        Arc::new(Field { queue: self.queue(name), update })
+    }
+}
+
+impl MetricsProvider for InMemoryMetrics {
+    fn new_depth_metric(&self, name: &str) -> Arc<dyn GaugeMetric> {
+        self.field(name, |s, v| s.depth += v as i64)
+    }
+    fn new_adds_metric(&self, name: &str) -> Arc<dyn CounterMetric> {
+        self.field(name, |s, _| s.adds += 1)
+    }
+    fn new_latency_metric(&self, name: &str) -> Arc<dyn HistogramMetric> {
+        self.field(name, |s, v| s.latency.push(v))
+    }
+    fn new_work_duration_metric(&self, name: &str) -> Arc<dyn HistogramMetric> {
+        self.field(name, |s, v| s.work_duration.push(v))
+    }
+    fn new_unfinished_work_seconds_metric(&self, name: &str) -> Arc<dyn SettableGaugeMetric> {
+        self.field(name, |s, v| s.unfinished_work_seconds = v)
+    }
+    fn new_longest_running_processor_seconds_metric(&self, name: &str) -> Arc<dyn SettableGaugeMetric> {
+        self.field(name, |s, v| s.longest_running_processor_seconds = v)
+    }
+    fn new_retries_metric(&self, name: &str) -> Arc<dyn CounterMetric> {
+        self.field(name, |s, _| s.retries += 1)
+    }
+}

@@ -1,0 +1,555 @@
+//! The basic work queue, mirroring client-go's `util/workqueue/queue.go`
+//! (`Typed[T]`).
+//!
+//! Three collections, one lock:
+//!
+//! * the **FIFO** (upstream's `queue`): the order in which items are handed out;
+//! * the **dirty set**: every item that needs processing. Every item in the FIFO
+//!   is dirty; an item can also be dirty while it is being processed;
+//! * the **processing set**: items handed out by [`Queue::get`] whose
+//!   [`Queue::done`] has not come yet.
+//!
+//! The contract that follows, and that the book measures:
+//!
+//! * an item is never processed by two workers at once: adding an item that is
+//!   being processed only marks it dirty, and [`Queue::done`] puts it back in
+//!   the FIFO;
+//! * an item is in the FIFO at most once: adding a dirty item does nothing;
+//! * [`Queue::len`] counts the FIFO only;
+//! * an item whose `done` never comes is never handed out again, whatever is
+//!   added: the *silent stall* of chapter 05. [`Queue::lease`] hands out a
+//!   [`Lease`] whose `Drop` calls `done`, so the stall takes an explicit leak.
+//!
+//! Items are cloned into the FIFO and the sets, so use a key that is cheap to
+//! clone: a small `Copy` type, or `Arc<str>` rather than `String` (a steady
+//! add/get/done cycle on an `Arc<str>` key does not allocate).
+
+use std::collections::{HashMap, VecDeque};
+use std::fmt;
+use std::hash::Hash;
+use std::pin::pin;
+use std::sync::{Arc, Mutex, MutexGuard, Weak};
+
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use crate::metrics::{DEFAULT_UNFINISHED_WORK_UPDATE_PERIOD, MetricsProvider, QueueMetrics};
+
+/// The bounds every queue item satisfies: upstream's `comparable`, plus `Send`
+/// so that queues can be shared between tokio tasks.
+pub trait Item: Clone + Eq + Hash + Send + 'static {}
+impl<T: Clone + Eq + Hash + Send + 'static> Item for T {}
+
+/// Options of a [`Queue`] (upstream's `QueueConfig`).
+#[derive(Clone, Default)]
+pub struct QueueConfig {
+    /// The queue's name. Metrics are reported only for a named queue.
+    pub name: String,
+    /// Where metrics go. `None` (the default) reports nothing.
+    pub metrics_provider: Option<Arc<dyn MetricsProvider>>,
+}
+
+impl QueueConfig {
+    /// A config with a name and no metrics provider.
+    pub fn named(name: impl Into<String>) -> Self {
+        Self { name: name.into(), metrics_provider: None }
+    }
+
+    /// Sets the metrics provider.
+    pub fn metrics_provider(mut self, provider: Arc<dyn MetricsProvider>) -> Self {
+        self.metrics_provider = Some(provider);
+        self
+    }
+}
+
+/// Where one item is. An item with neither flag is not stored at all.
+#[derive(Clone, Copy, Default)]
+struct Flags {
+    dirty: bool,
+    processing: bool,
+}
+
+struct State<T> {
+    fifo: VecDeque<T>,
+    /// The dirty and processing sets, stored as one map of flags so that an
+    /// add, get and done on a seen key touch one entry and allocate nothing.
+    items: HashMap<T, Flags>,
+    processing_len: usize,
+    shutting_down: bool,
+    drain: bool,
+    metrics: Option<QueueMetrics<T>>,
+}
+
+struct Inner<T> {
+    state: Mutex<State<T>>,
+    /// Wakes one blocked [`Queue::get`] per item pushed; all of them on shutdown.
+    item_ready: Notify,
+    /// Wakes [`Queue::shut_down_with_drain`] when the processing set empties.
+    processing_empty: Notify,
+}
+
+/// What a non-blocking get found.
+pub(crate) enum TryGet<T> {
+    Item(T),
+    ShutDown,
+    Empty,
+}
+
+/// A FIFO work queue with dirty and processing sets; see the [module
+/// docs](self) for the contract.
+///
+/// `Queue` is a handle: clones share one queue.
+///
+/// ```
+/// use faithful_workqueue::queue::Queue;
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let q = Queue::new();
+/// q.add("a");
+/// q.add("a"); // deduplicated
+/// assert_eq!(q.len(), 1);
+///
+/// let item = q.get().await.unwrap(); // "a" is now processing
+/// q.add("a"); // goes to the dirty set only
+/// assert_eq!(q.len(), 0);
+/// q.done(&item); // ... and back into the FIFO
+/// assert_eq!(q.len(), 1);
+/// # }
+/// ```
+pub struct Queue<T> {
+    inner: Arc<Inner<T>>,
+}
+
+impl<T> Clone for Queue<T> {
+    fn clone(&self) -> Self {
+        Self { inner: self.inner.clone() }
+    }
+}
+
+impl<T> fmt::Debug for Queue<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = self.inner.state.lock().unwrap();
+        f.debug_struct("Queue")
+            .field("len", &state.fifo.len())
+            .field("processing", &state.processing_len)
+            .field("shutting_down", &state.shutting_down)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T: Item> Default for Queue<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: Item> Queue<T> {
+    /// A queue without metrics (upstream's `NewTyped`).
+    pub fn new() -> Self {
+        Self::with_config(QueueConfig::default())
+    }
+
+    /// A queue with options (upstream's `NewTypedWithConfig`).
+    ///
+    /// When the config has both a name and a metrics provider, the queue
+    /// refreshes its unfinished-work gauges every 500ms on a tokio task until it
+    /// shuts down. That task needs a tokio runtime; outside one the gauges are
+    /// refreshed only by [`Queue::update_unfinished_work`].
+    pub fn with_config(config: QueueConfig) -> Self {
+        let metrics = match (&config.metrics_provider, config.name.is_empty()) {
+            (Some(provider), false) => Some(QueueMetrics::new(&config.name, provider.as_ref())),
+            _ => None,
+        };
+        let with_metrics = metrics.is_some();
+        let queue = Self {
+            inner: Arc::new(Inner {
+                state: Mutex::new(State {
+                    fifo: VecDeque::new(),
+                    items: HashMap::new(),
+                    processing_len: 0,
+                    shutting_down: false,
+                    drain: false,
+                    metrics,
+                }),
+                item_ready: Notify::new(),
+                processing_empty: Notify::new(),
+            }),
+        };
+        if with_metrics && tokio::runtime::Handle::try_current().is_ok() {
+            tokio::spawn(update_unfinished_work_loop(Arc::downgrade(&queue.inner)));
+        }
+        queue
+    }
+
+    fn state(&self) -> MutexGuard<'_, State<T>> {
+        self.inner.state.lock().unwrap()
+    }
+
+    /// Marks `item` as needing processing.
+    ///
+    /// * after [`shut_down`](Queue::shut_down): ignored;
+    /// * already dirty: nothing happens (deduplication);
+    /// * being processed: marked dirty only, and re-queued by [`done`](Queue::done);
+    /// * otherwise: pushed to the back of the FIFO, waking one waiting `get`.
+    pub fn add(&self, item: T) {
+        self.add_at(item, Instant::now());
+    }
+
+    /// [`add`](Queue::add), with the time the item counts as added for the
+    /// queue-latency metric (the delaying queue passes the item's ready time).
+    pub(crate) fn add_at(&self, item: T, added_at: Instant) {
+        let mut state = self.state();
+        if state.shutting_down {
+            return;
+        }
+        let flags = state.items.get(&item).copied().unwrap_or_default();
+        if flags.dirty {
+            return;
+        }
+        if let Some(metrics) = state.metrics.as_mut() {
+            metrics.add(&item, added_at);
+        }
+        if flags.processing {
+            state.items.insert(item, Flags { dirty: true, processing: true });
+            return;
+        }
+        state.items.insert(item.clone(), Flags { dirty: true, processing: false });
+        state.fifo.push_back(item);
+        drop(state);
+        self.inner.item_ready.notify_one();
+    }
+
+    /// The number of items waiting in the FIFO. Items being processed, and
+    /// items re-added while being processed, are not counted.
+    pub fn len(&self) -> usize {
+        self.state().fifo.len()
+    }
+
+    /// Whether the FIFO is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Waits for an item and hands it out, moving it from the dirty set to the
+    /// processing set. The caller owes the queue a [`done`](Queue::done).
+    ///
+    /// After [`shut_down`](Queue::shut_down), `get` keeps handing out what is
+    /// still in the FIFO, and returns `None` once it is empty.
+    pub async fn get(&self) -> Option<T> {
+        loop {
+            // Register interest before looking, so an add between the look and
+            // the wait is not missed.
+            let mut notified = pin!(self.inner.item_ready.notified());
+            notified.as_mut().enable();
+            match self.try_get() {
+                TryGet::Item(item) => return Some(item),
+                TryGet::ShutDown => return None,
+                TryGet::Empty => notified.await,
+            }
+        }
+    }
+
+    /// Like [`get`](Queue::get), but the item comes in a [`Lease`] whose `Drop`
+    /// calls [`done`](Queue::done).
+    ///
+    /// ```
+    /// use faithful_workqueue::queue::Queue;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let q = Queue::new();
+    /// q.add("a");
+    /// {
+    ///     let lease = q.lease().await.unwrap();
+    ///     q.add(*lease.item()); // dirty while processing
+    ///     assert_eq!(q.len(), 0);
+    /// } // the lease drops here: done("a")
+    /// assert_eq!(q.len(), 1);
+    /// # }
+    /// ```
+    pub async fn lease(&self) -> Option<Lease<T>> {
+        self.get().await.map(|item| Lease::new(self.clone(), item))
+    }
+
+    /// Hands out the head of the FIFO if there is one, without waiting.
+    pub(crate) fn try_get(&self) -> TryGet<T> {
+        let mut state = self.state();
+        let Some(item) = state.fifo.pop_front() else {
+            return if state.shutting_down { TryGet::ShutDown } else { TryGet::Empty };
+        };
+        if let Some(metrics) = state.metrics.as_mut() {
+            metrics.get(&item, Instant::now());
+        }
+        let st = &mut *state;
+        // An item in the FIFO is normally dirty, so its entry exists; `done` on
+        // a queued item can push a duplicate whose entry is gone by now.
+        if !st.items.contains_key(&item) {
+            st.items.insert(item.clone(), Flags::default());
+        }
+        let flags = st.items.get_mut(&item).expect("inserted above");
+        if !flags.processing {
+            flags.processing = true;
+            st.processing_len += 1;
+        }
+        flags.dirty = false;
+        TryGet::Item(item)
+    }
+
+    /// The future a waiting `get` of a wrapping queue listens to.
+    pub(crate) fn item_ready(&self) -> &Notify {
+        &self.inner.item_ready
+    }
+
+    /// Marks `item` as finished. If it was added again while being processed,
+    /// it goes back into the FIFO now.
+    ///
+    /// Upstream does not check that the item was being processed: `done` on an
+    /// item that is only queued pushes it a second time. This port keeps that.
+    pub fn done(&self, item: &T) {
+        let mut state = self.state();
+        if let Some(metrics) = state.metrics.as_mut() {
+            metrics.done(item, Instant::now());
+        }
+        let st = &mut *state;
+        let requeue = match st.items.get_mut(item) {
+            Some(flags) => {
+                let was_processing = std::mem::take(&mut flags.processing);
+                let dirty = flags.dirty;
+                if was_processing {
+                    st.processing_len -= 1;
+                }
+                if !dirty {
+                    st.items.remove(item);
+                }
+                dirty
+            }
+            None => false,
+        };
+        if requeue {
+            state.fifo.push_back(item.clone());
+            drop(state);
+            self.inner.item_ready.notify_one();
+        } else if state.processing_len == 0 {
+            drop(state);
+            self.inner.processing_empty.notify_waiters();
+        }
+    }
+
+    /// Stops the queue: later adds are ignored, and every waiting
+    /// [`get`](Queue::get) wakes up (to take what is left, or `None`).
+    /// Calling it again is harmless.
+    pub fn shut_down(&self) {
+        let mut state = self.state();
+        state.drain = false;
+        state.shutting_down = true;
+        drop(state);
+        self.inner.item_ready.notify_waiters();
+        self.inner.processing_empty.notify_waiters();
+    }
+
+    /// Like [`shut_down`](Queue::shut_down), then waits until every handed-out
+    /// item is [`done`](Queue::done). It waits for the processing set only, not
+    /// for the FIFO; a worker that never calls `done` makes it wait forever, and
+    /// a plain `shut_down` ends the wait.
+    pub async fn shut_down_with_drain(&self) {
+        {
+            let mut state = self.state();
+            state.drain = true;
+            state.shutting_down = true;
+        }
+        self.inner.item_ready.notify_waiters();
+        loop {
+            let mut emptied = pin!(self.inner.processing_empty.notified());
+            emptied.as_mut().enable();
+            {
+                let state = self.state();
+                if state.processing_len == 0 || !state.drain {
+                    return;
+                }
+            }
+            emptied.await;
+        }
+    }
+
+    /// Whether [`shut_down`](Queue::shut_down) has been called.
+    pub fn shutting_down(&self) -> bool {
+        self.state().shutting_down
+    }
+
+    /// Recomputes `workqueue_unfinished_work_seconds` and
+    /// `workqueue_longest_running_processor_seconds` now. A queue with metrics
+    /// does this every 500ms by itself; call it to read the gauges at an exact
+    /// moment.
+    pub fn update_unfinished_work(&self) {
+        let state = self.state();
+        if let Some(metrics) = state.metrics.as_ref() {
+            metrics.update_unfinished_work(Instant::now());
+        }
+    }
+
+    /// A snapshot of the three collections, for teaching and debugging: the
+    /// FIFO in order, then the dirty and processing sets as given by `sort`.
+    pub fn debug_state(&self) -> QueueState<T>
+    where
+        T: Ord,
+    {
+        let state = self.state();
+        let mut dirty: Vec<T> = state.items.iter().filter(|(_, f)| f.dirty).map(|(k, _)| k.clone()).collect();
+        let mut processing: Vec<T> =
+            state.items.iter().filter(|(_, f)| f.processing).map(|(k, _)| k.clone()).collect();
+        dirty.sort();
+        processing.sort();
+        QueueState { fifo: state.fifo.iter().cloned().collect(), dirty, processing }
+    }
+}
+
+/// The contents of a [`Queue`] at one moment; see [`Queue::debug_state`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct QueueState<T> {
+    /// The FIFO, head first.
+    pub fifo: Vec<T>,
+    /// The dirty set, sorted.
+    pub dirty: Vec<T>,
+    /// The processing set, sorted.
+    pub processing: Vec<T>,
+}
+
+async fn update_unfinished_work_loop<T: Item>(queue: Weak<Inner<T>>) {
+    let mut ticker = tokio::time::interval(DEFAULT_UNFINISHED_WORK_UPDATE_PERIOD);
+    ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    ticker.tick().await; // the first tick is immediate
+    loop {
+        ticker.tick().await;
+        let Some(inner) = queue.upgrade() else { return };
+        let queue = Queue { inner };
+        if queue.shutting_down() {
+            return;
+        }
+        queue.update_unfinished_work();
+    }
+}
+
+/// An item handed out by [`Queue::lease`]: the queue's promise that the item is
+/// processed by nobody else, and the holder's promise to call `done`, kept by
+/// `Drop`.
+///
+/// Dropping the lease, returning early with `?`, or unwinding from a panic all
+/// call [`Queue::done`] exactly once. [`Lease::done`] does it explicitly and
+/// consumes the lease, so a second `done` does not compile. The only ways to
+/// reproduce the silent stall are to leak the lease (`std::mem::forget`,
+/// `Box::leak`, a reference cycle) or to keep it alive forever.
+#[must_use = "dropping the lease at once calls done: hold it while you process the item"]
+pub struct Lease<T: Item> {
+    queue: Queue<T>,
+    item: Option<T>,
+}
+
+impl<T: Item> Lease<T> {
+    pub(crate) fn new(queue: Queue<T>, item: T) -> Self {
+        Self { queue, item: Some(item) }
+    }
+
+    /// The leased item.
+    pub fn item(&self) -> &T {
+        self.item.as_ref().expect("a lease holds its item until it is dropped")
+    }
+
+    /// Calls `done` now (instead of at the end of the scope), consuming the lease.
+    pub fn done(self) {
+        drop(self);
+    }
+}
+
+impl<T: Item> std::ops::Deref for Lease<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        self.item()
+    }
+}
+
+impl<T: Item + fmt::Debug> fmt::Debug for Lease<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_tuple("Lease").field(self.item()).finish()
+    }
+}
+
+impl<T: Item> Drop for Lease<T> {
+    fn drop(&mut self) {
+        if let Some(item) = self.item.take() {
+            self.queue.done(&item);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::Duration;
+
+    #[tokio::test(start_paused = true)]
+    async fn get_waits_for_an_add() {
+        let q: Queue<&str> = Queue::new();
+        let waiter = tokio::spawn({
+            let q = q.clone();
+            async move { q.get().await }
+        });
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        q.add("a");
+        assert_eq!(waiter.await.unwrap(), Some("a"));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn shut_down_wakes_every_waiter() {
+        let q: Queue<&str> = Queue::new();
+        let waiters: Vec<_> = (0..3)
+            .map(|_| {
+                let q = q.clone();
+                tokio::spawn(async move { q.get().await })
+            })
+            .collect();
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        q.shut_down();
+        for w in waiters {
+            assert_eq!(w.await.unwrap(), None);
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn lease_calls_done_when_unwinding() {
+        let q: Queue<&str> = Queue::new();
+        q.add("a");
+        let lease = q.lease().await.unwrap();
+        let q2 = q.clone();
+        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+            let _held = lease;
+            q2.add("a");
+            panic!("reconcile bug");
+        }));
+        assert!(result.is_err());
+        // done ran during unwinding, so the dirty "a" is back in the FIFO.
+        assert_eq!(q.len(), 1);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_forgotten_lease_stalls_the_key() {
+        let q: Queue<&str> = Queue::new();
+        q.add("a");
+        std::mem::forget(q.lease().await.unwrap());
+        q.add("a");
+        assert_eq!(q.len(), 0);
+        let stalled = tokio::time::timeout(Duration::from_millis(500), q.get()).await;
+        assert!(stalled.is_err());
+    }
+
+    #[test]
+    fn debug_state_shows_the_three_collections() {
+        let q: Queue<&str> = Queue::new();
+        q.add("b");
+        q.add("a");
+        let s = q.debug_state();
+        assert_eq!(s.fifo, vec!["b", "a"]);
+        assert_eq!(s.dirty, vec!["a", "b"]);
+        assert!(s.processing.is_empty());
+    }
+}

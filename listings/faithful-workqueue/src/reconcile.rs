@@ -1,0 +1,135 @@
+//! What a reconciler returns, mirroring controller-runtime's
+//! `pkg/reconcile/reconcile.go`.
+//!
+//! A reconcile ends in one of five ways, and the controller's switch
+//! ([`crate::controller`]) maps each to queue calls:
+//!
+//! | reconcile returned | queue calls | failure count |
+//! |---|---|---|
+//! | an error that [`is_terminal`] | none | kept |
+//! | any other error | `add_rate_limited` | +1 |
+//! | `Ok` with [`ReconcileResult::requeue_after`] > 0 | `forget`, then `add_after` | reset |
+//! | `Ok` with [`ReconcileResult::requeue`] | `add_rate_limited` | +1 |
+//! | `Ok(ReconcileResult::default())` | `forget` | reset |
+//!
+//! In every case the worker calls `done` afterwards.
+
+use std::error::Error as StdError;
+use std::fmt;
+use std::future::Future;
+use std::time::Duration;
+
+/// The successful result of a reconcile (upstream's `reconcile.Result`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ReconcileResult {
+    /// Requeue through the rate limiter, as if the reconcile had failed.
+    /// Deprecated upstream in favour of `requeue_after`.
+    pub requeue: bool,
+    /// Requeue after this delay. Zero means no timed requeue.
+    pub requeue_after: Duration,
+}
+
+impl ReconcileResult {
+    /// Success: forget the item's failures, no requeue.
+    pub fn done() -> Self {
+        Self::default()
+    }
+
+    /// Requeue after `delay`, with the failure count reset.
+    pub fn requeue_after(delay: Duration) -> Self {
+        Self { requeue: false, requeue_after: delay }
+    }
+}
+
+/// Something that reconciles one request (upstream's `reconcile.Reconciler`).
+///
+/// Any `Fn(T) -> impl Future<Output = anyhow::Result<ReconcileResult>>` is a
+/// reconciler:
+///
+/// ```
+/// use faithful_workqueue::reconcile::{ReconcileResult, Reconciler};
+///
+/// fn assert_reconciler<R: Reconciler<&'static str>>(_: R) {}
+/// assert_reconciler(|key: &'static str| async move {
+///     println!("reconciling {key}");
+///     Ok(ReconcileResult::done())
+/// });
+/// ```
+pub trait Reconciler<T>: Send + Sync {
+    /// Brings the world in line with the object `request` names.
+    fn reconcile(&self, request: T) -> impl Future<Output = anyhow::Result<ReconcileResult>> + Send;
+}
+
+impl<T, F, Fut> Reconciler<T> for F
+where
+    F: Fn(T) -> Fut + Send + Sync,
+    Fut: Future<Output = anyhow::Result<ReconcileResult>> + Send,
+{
+    fn reconcile(&self, request: T) -> impl Future<Output = anyhow::Result<ReconcileResult>> + Send {
+        self(request)
+    }
+}
+
+/// An error that retrying cannot fix (upstream's `reconcile.TerminalError`):
+/// the controller neither requeues the request nor forgets its failures.
+///
+/// Its message is `terminal error: ` followed by the wrapped error's, and the
+/// wrapped error is its [`source`](StdError::source).
+///
+/// ```
+/// use faithful_workqueue::reconcile::{is_terminal, terminal_error};
+/// use anyhow::{anyhow, Context};
+///
+/// let err = terminal_error(anyhow!("spec.replicas must be >= 0"));
+/// assert_eq!(err.to_string(), "terminal error: spec.replicas must be >= 0");
+///
+/// // .context() keeps it terminal, as %w does in Go.
+/// let wrapped = Err::<(), _>(err).context("reconciling web-1").unwrap_err();
+/// assert!(is_terminal(&wrapped));
+/// assert!(!is_terminal(&anyhow!("connection refused")));
+/// ```
+#[derive(Debug)]
+pub struct TerminalError {
+    err: anyhow::Error,
+}
+
+impl TerminalError {
+    /// Wraps `err` as terminal.
+    pub fn new(err: impl Into<anyhow::Error>) -> Self {
+        Self { err: err.into() }
+    }
+
+    /// The wrapped error (upstream's `Unwrap`).
+    pub fn inner(&self) -> &anyhow::Error {
+        &self.err
+    }
+}
+
+impl fmt::Display for TerminalError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "terminal error: {}", self.err)
+    }
+}
+
+impl StdError for TerminalError {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        Some(self.err.as_ref())
+    }
+}
+
+/// Wraps `err` in a [`TerminalError`] and returns it as an `anyhow::Error`,
+/// ready for `?` or `Err(..)`.
+pub fn terminal_error(err: impl Into<anyhow::Error>) -> anyhow::Error {
+    anyhow::Error::new(TerminalError::new(err))
+}
+
+/// Whether `err`, or any error in its chain of sources, is a [`TerminalError`]:
+/// the Rust counterpart of Go's `errors.Is(err, reconcile.TerminalError(nil))`.
+///
+/// `err.downcast_ref::<TerminalError>()` is not enough: it sees through
+/// anyhow's `.context()`, but not through an error type of yours whose
+/// `source()` is the terminal error. Walking [`anyhow::Error::chain`] finds
+/// both.
+pub fn is_terminal(err: &anyhow::Error) -> bool {
+    err.chain().any(|e| e.is::<TerminalError>())
+}

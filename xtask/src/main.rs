@@ -1,1 +1,210 @@
-fn main(){}
+//! `cargo xtask`: the one place where the book's steps are orchestrated.
+//!
+//! ```text
+//! cargo xtask book              render the book into book/ (installs mdBook if needed)
+//! cargo xtask test              every test: listings, outputs, twins, skeptic, mdbook test
+//! cargo xtask book-test [ARGS]  only `mdbook test`, with the library path prepared
+//! cargo xtask bless             rewrite stale committed outputs, then review `git diff`
+//! cargo xtask install-mdbook    install the pinned mdBook into .tools/
+//! ```
+//!
+//! It uses only the standard library, so it builds in a second.
+
+use std::env;
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+
+/// The mdBook this book is written for. `install-mdbook` installs exactly this.
+const MDBOOK_VERSION: &str = "0.5.4";
+
+type Result<T = ()> = std::result::Result<T, String>;
+
+fn main() -> ExitCode {
+    let args: Vec<String> = env::args().skip(1).collect();
+    let result = match args.first().map(String::as_str) {
+        Some("book") => book(),
+        Some("test") => test(),
+        Some("book-test") => book_test(&args[1..]),
+        Some("bless") => bless(),
+        Some("install-mdbook") => mdbook().map(|path| println!("{}", path.display())),
+        _ => Err(USAGE.to_owned()),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(message) => {
+            eprintln!("xtask: {message}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+const USAGE: &str = "usage: cargo xtask <book | test | book-test [mdbook test args] | bless | install-mdbook>";
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask/ is inside the workspace").to_path_buf()
+}
+
+fn cargo() -> Command {
+    let mut cmd = Command::new(env::var("CARGO").unwrap_or_else(|_| "cargo".to_owned()));
+    cmd.current_dir(root());
+    cmd
+}
+
+/// Runs `cmd`, streaming its output, and fails with `what` if it fails.
+fn run(mut cmd: Command, what: &str) -> Result {
+    eprintln!("xtask: {what}");
+    let status = cmd.status().map_err(|e| format!("{what}: cannot start: {e}"))?;
+    if status.success() { Ok(()) } else { Err(format!("{what}: failed ({status})")) }
+}
+
+/// The pinned mdBook, installed into `.tools/` with `cargo install --locked`
+/// when it is missing or another version.
+fn mdbook() -> Result<PathBuf> {
+    let tools = root().join(".tools");
+    let bin = tools.join("bin").join("mdbook");
+    let installed = Command::new(&bin).arg("--version").output().ok().filter(|out| out.status.success());
+    if let Some(out) = installed {
+        if String::from_utf8_lossy(&out.stdout).trim() == format!("mdbook v{MDBOOK_VERSION}") {
+            return Ok(bin);
+        }
+    }
+    let mut install = cargo();
+    install.args(["install", "mdbook", "--locked", "--version", MDBOOK_VERSION, "--root"]).arg(&tools);
+    run(install, &format!("installing mdBook {MDBOOK_VERSION} into .tools/ (once; a few minutes)"))?;
+    Ok(bin)
+}
+
+/// Runs `mdbook build` and fails on any ERROR line: mdBook 0.5 only logs a
+/// missing include or an unknown `[output.html]` key and still exits 0.
+fn mdbook_build(dest: &Path, markdown: bool) -> Result {
+    let mut cmd = Command::new(mdbook()?);
+    cmd.current_dir(root()).arg("build").arg("--dest-dir").arg(dest);
+    if markdown {
+        // Replaces the html renderer by the markdown one, which writes each
+        // chapter with its includes expanded: what skeptic reads.
+        cmd.env("MDBOOK_OUTPUT", r#"{"markdown":{}}"#);
+    }
+    let out = cmd.stderr(Stdio::piped()).output().map_err(|e| format!("mdbook build: {e}"))?;
+    let log = String::from_utf8_lossy(&out.stderr);
+    eprint!("{log}");
+    let errors: Vec<&str> = log.lines().filter(|l| l.contains("ERROR")).collect();
+    if !out.status.success() || !errors.is_empty() {
+        return Err(format!("mdbook build into {} failed:\n{}", dest.display(), errors.join("\n")));
+    }
+    Ok(())
+}
+
+fn book() -> Result {
+    mdbook_build(&root().join("book"), false)?;
+    println!("the book is in {}", root().join("book/index.html").display());
+    Ok(())
+}
+
+fn test() -> Result {
+    let mdbook = mdbook()?;
+    let expanded = root().join("target/book-md");
+    mdbook_build(&expanded, true)?;
+
+    let mut tests = cargo();
+    tests
+        .args(["test", "--workspace", "--locked"])
+        .env("BOOK_MD_DIR", &expanded)
+        .env("MDBOOK", &mdbook);
+    run(tests, "cargo test --workspace (listings, crate, outputs, twins, skeptic, links)")?;
+
+    book_test(&[])?;
+    book()
+}
+
+/// `mdbook test` with a library directory holding exactly one build of each
+/// crate the book's code uses.
+///
+/// Pointing `-L` at `target/debug/deps` breaks with E0464 ("multiple
+/// candidates") as soon as a crate was built twice with other features, so the
+/// directory is assembled from cargo's own list of the artifacts of one build
+/// of the book package's library, for an explicit target so that host-only
+/// build units (proc-macro dependencies) stay out of it.
+fn book_test(args: &[String]) -> Result {
+    let mdbook = mdbook()?;
+    let host = host_triple()?;
+    let out = cargo()
+        .args(["build", "--locked", "--lib", "-p", "forget-is-not-delete", "--target", &host])
+        .arg("--message-format=json-render-diagnostics")
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| format!("cargo build: {e}"))?;
+    if !out.status.success() {
+        return Err("building the book's dependencies failed".to_owned());
+    }
+    let lib_dir = root().join("target/book-lib");
+    let _ = fs::remove_dir_all(&lib_dir);
+    fs::create_dir_all(&lib_dir).map_err(|e| e.to_string())?;
+    let target_dir = root().join("target").join(&host);
+    let mut copied = 0;
+    for line in String::from_utf8_lossy(&out.stdout).lines() {
+        if !line.contains(r#""reason":"compiler-artifact""#) {
+            continue;
+        }
+        for file in json_string_array(line, "filenames") {
+            let path = PathBuf::from(&file);
+            let is_lib = file.ends_with(".rlib") || file.ends_with(".rmeta");
+            let is_proc_macro = file.ends_with(".so") || file.ends_with(".dylib") || file.ends_with(".dll");
+            if (is_lib && path.starts_with(&target_dir)) || is_proc_macro {
+                let name = path.file_name().expect("an artifact has a file name");
+                fs::copy(&path, lib_dir.join(name)).map_err(|e| format!("copying {file}: {e}"))?;
+                copied += 1;
+            }
+        }
+    }
+    if copied == 0 {
+        return Err("cargo reported no library artifacts for the book".to_owned());
+    }
+    let mut test = Command::new(mdbook);
+    test.current_dir(root()).arg("test").arg("-L").arg(&lib_dir).args(args);
+    run(test, "mdbook test (every Rust block of every chapter)")
+}
+
+fn bless() -> Result {
+    let mut cmd = cargo();
+    cmd.args(["test", "--locked", "-p", "forget-is-not-delete", "--test", "outputs", "--test", "twins"])
+        .args(["--test", "compile_fail"])
+        .env("UPDATE_OUTPUTS", "1")
+        .env("TRYBUILD", "overwrite");
+    run(cmd, "re-running every listing and rewriting stale outputs")?;
+    println!("review the changes with `git diff -- listings`");
+    Ok(())
+}
+
+fn host_triple() -> Result<String> {
+    let out = Command::new("rustc").arg("-vV").output().map_err(|e| format!("rustc -vV: {e}"))?;
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .map(str::to_owned)
+        .ok_or_else(|| "rustc -vV printed no host triple".to_owned())
+}
+
+/// The strings of the JSON array `"key":[...]` in one line of cargo's output.
+/// Cargo writes paths as plain JSON strings; backslashes (Windows) are unescaped.
+fn json_string_array(line: &str, key: &str) -> Vec<String> {
+    let Some(start) = line.find(&format!(r#""{key}":["#)) else { return Vec::new() };
+    let rest = &line[start + key.len() + 4..];
+    let Some(end) = rest.find(']') else { return Vec::new() };
+    rest[..end]
+        .split(',')
+        .filter_map(|s| s.trim().strip_prefix('"')?.strip_suffix('"').map(|s| s.replace("\\\\", "\\")))
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::json_string_array;
+
+    #[test]
+    fn reads_the_filenames_of_an_artifact() {
+        let line = r#"{"reason":"compiler-artifact","filenames":["/t/libtokio-1.rlib","/t/libtokio-1.rmeta"],"executable":null}"#;
+        assert_eq!(json_string_array(line, "filenames"), vec!["/t/libtokio-1.rlib", "/t/libtokio-1.rmeta"]);
+        assert!(json_string_array(line, "missing").is_empty());
+    }
+}

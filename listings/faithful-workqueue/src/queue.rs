@@ -327,11 +327,17 @@ impl<T: Item> Queue<T> {
             None => false,
         };
         if requeue {
-            state.fifo.push_back(item.clone());
-            drop(state);
+            st.fifo.push_back(item.clone());
+        }
+        // Upstream wakes a single condition variable here, which a draining
+        // shutdown also waits on; so a drain ends even when the last done
+        // re-queues a dirty item.
+        let emptied = st.processing_len == 0;
+        drop(state);
+        if requeue {
             self.inner.item_ready.notify_one();
-        } else if state.processing_len == 0 {
-            drop(state);
+        }
+        if emptied {
             self.inner.processing_empty.notify_waiters();
         }
     }
@@ -540,6 +546,21 @@ mod tests {
         assert_eq!(q.len(), 0);
         let stalled = tokio::time::timeout(Duration::from_millis(500), q.get()).await;
         assert!(stalled.is_err());
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn drain_ends_when_the_last_done_requeues_a_dirty_item() {
+        let q: Queue<&str> = Queue::new();
+        q.add("foo");
+        let foo = q.get().await.unwrap();
+        q.add("foo"); // dirty while processing
+        let drain = tokio::spawn({
+            let q = q.clone();
+            async move { q.shut_down_with_drain().await }
+        });
+        tokio::task::yield_now().await;
+        q.done(&foo);
+        tokio::time::timeout(Duration::from_secs(1), drain).await.expect("the drain ended").unwrap();
     }
 
     #[test]

@@ -1,0 +1,97 @@
+// Listing 3-2, Go twin: the retry curve measured through the real loop.
+//
+// A reconciler that always fails is run by a real controller-runtime
+// controller with default options (priority queue, exponential 5ms..1000s
+// limiter). The reconciler notes the time of every attempt; the table is
+// made from those timestamps only.
+//
+// Waiting 1h28m for 23 attempts is not an option, so the controller runs
+// inside a testing/synctest bubble: every goroutine it starts lives in the
+// bubble, time.Now and the queue's timers read a virtual clock, and that
+// clock jumps forward only when every goroutine in the bubble is blocked.
+// The queue's own timer is what wakes the worker, so the gaps between
+// attempts are measured, not computed.
+//
+// testing/synctest needs a *testing.T, so this twin is a test. TestMain
+// sends the testing package's own chatter (PASS, === RUN ...) to stderr,
+// leaving stdout with the table alone. Run from listings/:
+//
+//	go test -c -o /tmp/listing-03-02.test ./ch03-retry-curve/listing-03-02/twin && /tmp/listing-03-02.test
+//
+// or, with go test's framing around it: go test -v ./ch03-retry-curve/listing-03-02/twin
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"testing"
+	"testing/synctest"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+)
+
+var rows = []int{1, 2, 4, 8, 10, 12, 14, 16, 18, 19, 20, 22}
+
+const wantAttempts = 23 // enough for a row at failure #22
+
+var stdout = os.Stdout
+
+func TestMain(m *testing.M) {
+	ctrllog.SetLogger(logr.Discard()) // the controller logs every one of the 23 errors
+	klog.SetLogger(logr.Discard())
+	os.Stdout = os.Stderr // testing's own output goes to stderr from here on
+	os.Exit(m.Run())
+}
+
+func TestRetryCurve(t *testing.T) {
+	var attempts []time.Time
+
+	synctest.Test(t, func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		defer cancel()
+
+		c, err := controller.NewTypedUnmanaged("retry-curve", controller.TypedOptions[string]{
+			Reconciler: reconcile.TypedFunc[string](func(context.Context, string) (reconcile.Result, error) {
+				attempts = append(attempts, time.Now()) // virtual time
+				if len(attempts) == wantAttempts {
+					cancel() // stop the controller; its last requeue is never handed out
+				}
+				return reconcile.Result{}, errors.New("connection refused")
+			}),
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		// One object, added once when the controller starts.
+		if err := c.Watch(source.TypedFunc[string](func(_ context.Context, q workqueue.TypedRateLimitingInterface[string]) error {
+			q.Add("my-object")
+			return nil
+		})); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Start(ctx); err != nil { // returns once ctx is cancelled and the worker stopped
+			t.Fatal(err)
+		}
+	})
+
+	if len(attempts) != wantAttempts {
+		t.Fatalf("observed %d attempts, want %d", len(attempts), wantAttempts)
+	}
+	fmt.Fprintf(stdout, "%-10s%15s%22s\n", "failure", "waited", "reconciled again at")
+	for _, n := range rows {
+		// attempts[0] is attempt 1; failure n is attempt n, retried as attempt n+1.
+		waited := attempts[n].Sub(attempts[n-1])
+		againAt := attempts[n].Sub(attempts[0])
+		fmt.Fprintf(stdout, "%-10d%15s%22s\n", n, waited, againAt)
+	}
+	fmt.Fprintf(stdout, "\nattempts observed: %d\n", len(attempts))
+}

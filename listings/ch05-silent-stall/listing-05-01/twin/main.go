@@ -1,0 +1,72 @@
+// Listing 5-1, Go twin: the silent stall.
+//
+// A worker that calls Forget but never Done leaves the item in the queue's
+// "processing" set forever. Every later Add only marks it dirty; the queue
+// holds it back until Done, which never comes. Nothing fails, nothing logs:
+// the object is simply never reconciled again.
+//
+// (controller-runtime's processNextWorkItem runs `defer c.Queue.Done(obj)`,
+// so its workers cannot make this mistake; a hand-written loop can.)
+//
+// Run from listings/: go run ./ch05-silent-stall/listing-05-01/twin
+package main
+
+import (
+	"fmt"
+	"time"
+
+	"k8s.io/client-go/util/workqueue"
+)
+
+const getTimeout = 500 * time.Millisecond
+
+func newQueue() workqueue.TypedRateLimitingInterface[string] {
+	return workqueue.NewTypedRateLimitingQueueWithConfig(
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, 1000*time.Second),
+		workqueue.TypedRateLimitingQueueConfig[string]{},
+	)
+}
+
+func main() {
+	fmt.Println("healthy: Get -> Forget -> Done")
+	q := newQueue()
+	q.Add("obj")
+	item, _ := q.Get()
+	q.Forget(item)
+	q.Done(item)
+	q.Add("obj")
+	fmt.Printf("   Add(\"obj\") again, then Get() returns %s\n", getWithTimeout(q))
+	q.ShutDown()
+
+	fmt.Println()
+	fmt.Println("stall: Get -> Forget, Done never called")
+	q = newQueue()
+	q.Add("obj")
+	item, _ = q.Get()
+	q.Forget(item)
+	// The bug: no q.Done(item) here.
+	for range 100 {
+		q.Add("obj")
+	}
+	fmt.Printf("   100 more Add(\"obj\") calls, then Len()=%d\n", q.Len())
+	fmt.Printf("   Get() %s\n", getWithTimeout(q))
+	q.ShutDown() // also releases the Get still waiting in the background
+}
+
+// getWithTimeout runs Get in the background and gives up after getTimeout.
+func getWithTimeout(q workqueue.TypedRateLimitingInterface[string]) string {
+	got := make(chan string, 1)
+	go func() {
+		item, shutdown := q.Get()
+		if !shutdown {
+			q.Done(item)
+			got <- item
+		}
+	}()
+	select {
+	case item := <-got:
+		return fmt.Sprintf("%q", item)
+	case <-time.After(getTimeout):
+		return fmt.Sprintf("timed out after %s: \"obj\" is never handed out again", getTimeout)
+	}
+}

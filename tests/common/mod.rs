@@ -157,3 +157,36 @@ pub fn check_fresh(what: &str, path: &Path, actual: &str) -> Option<String> {
         ),
     })
 }
+
+/// `go`, if this machine has it. Without Go the Go-side tests are skipped
+/// with a message, except under `CI=true`, where they must run.
+pub fn go_or_skip(test: &str) -> Option<PathBuf> {
+    let found = Command::new("go").arg("version").output().ok().filter(|o| o.status.success());
+    if found.is_some() {
+        return Some(PathBuf::from("go"));
+    }
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{test}: `go` is not on PATH, and CI=true requires the Go tests to run (Go 1.26)");
+    }
+    eprintln!("skipped {test}: `go` not found on PATH; these tests need Go 1.26 and the Go module proxy");
+    None
+}
+
+/// A `go` command in the Go module (`listings/`), never editing go.mod/go.sum.
+pub fn go_command(go: &Path) -> Command {
+    let mut cmd = Command::new(go);
+    cmd.current_dir(root().join("listings")).env("GOFLAGS", "-mod=readonly -buildvcs=false");
+    cmd
+}
+
+/// Runs a command and returns its stdout, or panics naming `what` with stderr.
+pub fn stdout_of(mut cmd: Command, what: &str) -> String {
+    let out = cmd.output().unwrap_or_else(|e| panic!("{what}: cannot start: {e}"));
+    assert!(
+        out.status.success(),
+        "{what} failed with {}; its stderr:\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8(out.stdout).expect("UTF-8 output")
+}

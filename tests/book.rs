@@ -1,0 +1,242 @@
+//! The rendered book: it builds without errors, every include resolves, every
+//! result comes from a listing's committed output, and the seed's figures are
+//! what the listings print.
+
+mod common;
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::root;
+
+/// The pinned mdBook: `MDBOOK` (set by `cargo xtask test`) or `.tools/bin/mdbook`.
+fn mdbook() -> PathBuf {
+    let path = std::env::var_os("MDBOOK").map(PathBuf::from).unwrap_or_else(|| root().join(".tools/bin/mdbook"));
+    assert!(
+        path.exists(),
+        "mdBook not found at {}: run `cargo xtask test` (or `cargo xtask install-mdbook`)",
+        path.display()
+    );
+    path
+}
+
+/// Builds the book at `book_root` into `dest` and returns the ERROR lines of
+/// its log. mdBook 0.5 exits 0 after a missing include, so the log is the
+/// only place a broken include shows.
+fn build_errors(book_root: &Path, dest: &Path) -> Vec<String> {
+    let out = Command::new(mdbook())
+        .current_dir(book_root)
+        .arg("build")
+        .arg("--dest-dir")
+        .arg(dest)
+        .output()
+        .expect("mdbook can be started");
+    let log = String::from_utf8_lossy(&out.stderr).to_string();
+    let mut errors: Vec<String> = log.lines().filter(|l| l.contains("ERROR")).map(str::to_owned).collect();
+    if !out.status.success() {
+        errors.push(format!("mdbook build exited with {}:\n{log}", out.status));
+    }
+    errors
+}
+
+fn chapters() -> Vec<(String, String)> {
+    common::sorted_entries(&root().join("src"))
+        .into_iter()
+        .filter(|p| p.extension().is_some_and(|e| e == "md") && !p.ends_with("SUMMARY.md"))
+        .map(|p| (p.file_name().unwrap().to_string_lossy().to_string(), fs::read_to_string(&p).unwrap()))
+        .collect()
+}
+
+/// The fenced code blocks of a chapter: (info string, body lines).
+fn fences(markdown: &str) -> Vec<(String, Vec<String>)> {
+    let mut blocks = Vec::new();
+    let mut current: Option<(String, Vec<String>)> = None;
+    for line in markdown.lines() {
+        let trimmed = line.trim_start();
+        if let Some(info) = trimmed.strip_prefix("```") {
+            match current.take() {
+                Some(block) => blocks.push(block),
+                None => current = Some((info.trim().to_owned(), Vec::new())),
+            }
+        } else if let Some((_, body)) = current.as_mut() {
+            body.push(line.to_owned());
+        }
+    }
+    blocks
+}
+
+#[test]
+fn the_book_builds_without_errors_and_every_include_resolves() {
+    let dest = root().join("target/book-check");
+    let _ = fs::remove_dir_all(&dest);
+    let errors = build_errors(&root(), &dest);
+    assert!(errors.is_empty(), "mdbook build logged errors:\n{}", errors.join("\n"));
+    for page in walk(&dest) {
+        if page.extension().is_some_and(|e| e == "html") {
+            let html = fs::read_to_string(&page).unwrap();
+            assert!(!html.contains("{{#"), "{} holds an unresolved mdBook directive", page.display());
+        }
+    }
+}
+
+#[test]
+fn a_missing_include_is_caught() {
+    // The check above must be able to fail: a book with a broken include.
+    let book = root().join("target/broken-book");
+    let _ = fs::remove_dir_all(&book);
+    fs::create_dir_all(book.join("src")).unwrap();
+    fs::write(book.join("book.toml"), "[book]\ntitle = \"broken\"\n").unwrap();
+    fs::write(book.join("src/SUMMARY.md"), "[Intro](intro.md)\n").unwrap();
+    fs::write(book.join("src/intro.md"), "```text\n{{#include missing/output.txt}}\n```\n").unwrap();
+    let errors = build_errors(&book, &book.join("out"));
+    assert!(errors.iter().any(|e| e.contains("missing/output.txt")), "not caught: {errors:?}");
+}
+
+#[test]
+fn the_summary_lists_the_introduction_and_eight_chapters_in_order() {
+    let summary = fs::read_to_string(root().join("src/SUMMARY.md")).unwrap();
+    let titles = [
+        "Introduction",
+        "The loop as it is written today",
+        "The four-way switch",
+        "The retry curve",
+        "What Forget actually touches",
+        "The silent stall",
+        "Further reading",
+        "Closing note",
+        "Spoken drills",
+    ];
+    let mut at = 0;
+    for title in titles {
+        let found = summary[at..].find(&format!("[{title}]"));
+        let Some(offset) = found else { panic!("SUMMARY.md lacks [{title}] (after the previous chapter)") };
+        at += offset;
+        let target = summary[at..].split_once("](").unwrap().1.split_once(')').unwrap().0;
+        let path = root().join("src").join(target);
+        let text = fs::read_to_string(&path).unwrap_or_else(|_| panic!("{title}: {} is missing", path.display()));
+        assert!(text.split_whitespace().count() > 150, "{title}: {} has too little prose", path.display());
+    }
+}
+
+#[test]
+fn every_output_block_is_an_include_and_every_code_block_comes_from_a_listing() {
+    let mut problems = Vec::new();
+    for (name, markdown) in chapters() {
+        for (info, body) in fences(&markdown) {
+            let directives: Vec<&String> = body.iter().filter(|l| l.starts_with("{{#")).collect();
+            let visible: Vec<&String> =
+                body.iter().filter(|l| !l.starts_with("{{#") && !l.starts_with("# ") && !l.trim().is_empty()).collect();
+            let kind = info.split(',').next().unwrap_or("");
+            match kind {
+                "text" | "console" => {
+                    if directives.len() != 1 || !visible.is_empty() {
+                        problems.push(format!("{name}: a ```{info} block must be exactly one include of an output"));
+                    }
+                }
+                "rust" | "compile_fail" | "go" => {
+                    if directives.len() != 1 || !visible.is_empty() {
+                        problems.push(format!("{name}: a ```{info} block must show a listing through one include"));
+                    }
+                }
+                "" => problems.push(format!("{name}: an untagged code block (rustdoc would compile it as Rust)")),
+                _ => {}
+            }
+        }
+        for line in markdown.lines() {
+            let t = line.trim();
+            if t.starts_with('|') && t.ends_with('|') && t.matches('|').count() >= 3 {
+                problems.push(format!("{name}: a hand-written table row: {t}"));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "\n{}", problems.join("\n"));
+}
+
+#[test]
+fn every_committed_output_is_shown_in_the_book() {
+    let all: String = chapters().into_iter().map(|(_, m)| m).collect();
+    let mut missing = Vec::new();
+    for dir in common::listing_dirs() {
+        for file in [dir.join("output.txt"), dir.join("twin/output.txt")] {
+            if file.exists() {
+                let rel = file.strip_prefix(root()).unwrap().display().to_string();
+                if !all.contains(&format!("{{{{#include ../{rel}}}}}")) {
+                    missing.push(rel);
+                }
+            }
+        }
+    }
+    assert!(missing.is_empty(), "outputs no chapter includes: {missing:?}");
+}
+
+/// The seed's figures, line for line, must be what the listings print.
+#[test]
+fn the_listings_print_the_seeds_figures() {
+    let read = |rel: &str| {
+        fs::read_to_string(root().join("listings").join(rel)).unwrap_or_else(|_| panic!("listings/{rel} is missing"))
+    };
+    let ch03 = read("ch03-retry-curve/listing-03-01/output.txt");
+    for row in [
+        "failure             delay       cumulative",
+        "1                     5ms               0s",
+        "2                    10ms               0s",
+        "4                    40ms               0s",
+        "8                   640ms               1s",
+        "10                  2.56s               5s",
+        "12                 10.24s              20s",
+        "14                 40.96s            1m22s",
+        "16               2m43.84s            5m28s",
+        "18              10m55.36s           21m51s",
+        "19                 16m40s           38m31s",
+        "20                 16m40s           55m11s",
+        "22                 16m40s         1h28m31s",
+        "first failure hitting the 1000s cap: #19",
+    ] {
+        assert_eq!(ch03.matches(row).count(), 2, "ch03: {row:?} must appear once per default limiter");
+    }
+    let ch02 = read("ch02-four-way-switch/listing-02-01/output.txt");
+    assert!(ch02.contains("TerminalError message : terminal error: spec.replicas must be >= 0"));
+    assert!(ch02.contains(": spec.replicas must be >= 0\n"));
+    let ch04 = read("ch04-forget/listing-04-01/output.txt");
+    for row in ["Len()=1\n", "Len()=1   <- still queued", "after Get()+Done()        Len()=0", "5ms   <- the base delay again"] {
+        assert!(ch04.contains(row), "ch04 lacks {row:?}");
+    }
+    let ch05 = read("ch05-silent-stall/listing-05-01/output.txt");
+    for row in ["Get() returns \"obj\"", "100 more Add(\"obj\") calls, then Len()=0", "Get() timed out after 500ms"] {
+        assert!(ch05.contains(row), "ch05 lacks {row:?}");
+    }
+}
+
+/// Each drill's answer ends with `Source: listing-NN-MM, "..."`, and the
+/// quoted text is in that listing's output.
+#[test]
+fn every_drill_answer_cites_a_printed_fact() {
+    let drills = fs::read_to_string(root().join("src/ch08-spoken-drills.md")).unwrap();
+    let answers = drills.matches("<details>").count();
+    assert!(answers >= 5, "chapter 08 has {answers} drills with hidden answers");
+    let sources: Vec<&str> = drills.lines().filter_map(|l| l.trim().strip_prefix("Source: ")).collect();
+    assert_eq!(sources.len(), answers, "every drill answer needs exactly one Source: line");
+    for source in sources {
+        let (listing, quote) = source.split_once(", ").unwrap_or_else(|| panic!("malformed source {source:?}"));
+        let quote = quote.trim().trim_matches('"');
+        let dir = common::listing_dirs()
+            .into_iter()
+            .find(|d| d.ends_with(listing))
+            .unwrap_or_else(|| panic!("drill cites unknown {listing}"));
+        let outputs: String = [dir.join("output.txt"), dir.join("twin/output.txt")]
+            .iter()
+            .filter_map(|p| fs::read_to_string(p).ok())
+            .collect();
+        assert!(outputs.lines().any(|l| l.contains(quote)), "{listing} never prints {quote:?}");
+    }
+}
+
+fn walk(dir: &Path) -> Vec<PathBuf> {
+    let mut files = Vec::new();
+    for entry in fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() { files.extend(walk(&path)) } else { files.push(path) }
+    }
+    files
+}

@@ -1,6 +1,6 @@
-//! Does not compile, on purpose: a lease's `done` takes the lease by value,
-//! so calling it twice is a use of a moved value. The Go API cannot stop a
-//! second `Done`; the Rust types do.
+// Does not compile, on purpose: a lease's `done` takes the lease by value,
+// so calling it twice is a use of a moved value. The Go API cannot stop a
+// second `Done`; the Rust types do.
 
 use faithful_workqueue::queue::Queue;
 

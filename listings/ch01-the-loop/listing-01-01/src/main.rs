@@ -1,6 +1,6 @@
-//! The controller loop on five scripted keys, printing every call it makes to
-//! the queue. Its Go twin runs the real controller-runtime controller on the
-//! same script and prints the same lines.
+// The controller loop on five scripted keys, printing every call it makes to
+// the queue. Its Go twin runs the real controller-runtime controller on the
+// same script and prints the same lines.
 
 use std::collections::HashMap;
 use std::sync::Mutex;

@@ -1,5 +1,5 @@
-//! Which errors the controller treats as terminal, and whether it requeues
-//! them: each row runs one reconcile through the real switch.
+// Which errors the controller treats as terminal, and whether it requeues
+// them: each row runs one reconcile through the real switch.
 
 use std::error::Error;
 use std::fmt;

@@ -1,5 +1,5 @@
-//! The delays a failing item gets from each of controller-runtime's two
-//! default rate limiters, read straight off the limiters.
+// The delays a failing item gets from each of controller-runtime's two
+// default rate limiters, read straight off the limiters.
 
 use std::time::Duration;
 

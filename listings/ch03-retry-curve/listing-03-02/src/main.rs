@@ -1,7 +1,7 @@
-//! The retry curve as a failing object lives it: a reconciler that always
-//! fails, driven by the controller loop through the rate-limiting queue, on
-//! tokio's paused clock. Nothing here computes a delay; it reads the clock at
-//! each attempt.
+// The retry curve as a failing object lives it: a reconciler that always
+// fails, driven by the controller loop through the rate-limiting queue, on
+// tokio's paused clock. Nothing here computes a delay; it reads the clock at
+// each attempt.
 
 use std::sync::Mutex;
 use std::time::Duration;

@@ -1,4 +1,4 @@
-//! What `forget` changes, and what it leaves alone.
+// What `forget` changes, and what it leaves alone.
 
 use faithful_workqueue::default_rate_limiters::{RateLimiter, priority_queue_default_rate_limiter};
 use faithful_workqueue::go_duration::GoDuration;

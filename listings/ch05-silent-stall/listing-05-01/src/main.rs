@@ -1,5 +1,5 @@
-//! A key whose `done` never comes: every later add lands in the dirty set, and
-//! `get` never hands the key out again.
+// A key whose `done` never comes: every later add lands in the dirty set, and
+// `get` never hands the key out again.
 
 use std::time::Duration;
 

@@ -1,5 +1,5 @@
-//! The same two stories with a lease: `done` is the lease's `Drop`, so the
-//! healthy path needs no call at all, and the stall needs a deliberate leak.
+// The same two stories with a lease: `done` is the lease's `Drop`, so the
+// healthy path needs no call at all, and the stall needs a deliberate leak.
 
 use std::time::Duration;
 

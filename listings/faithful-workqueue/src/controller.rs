@@ -18,7 +18,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use crate::go_duration::GoDuration;
-use crate::rate_limiting_queue::RateLimitingInterface;
+use crate::priorityqueue::{AddOpts, PriorityInterface};
 use crate::reconcile::{ReconcileResult, Reconciler, is_terminal};
 
 /// How a controller runs its reconciler (a subset of upstream's
@@ -105,7 +105,7 @@ pub struct Controller<T, Q, R> {
 impl<T, Q, R> Controller<T, Q, R>
 where
     T: Clone + Send + Sync + 'static,
-    Q: RateLimitingInterface<T>,
+    Q: PriorityInterface<T>,
     R: Reconciler<T>,
 {
     /// A controller with default [`Options`].
@@ -129,30 +129,35 @@ where
     /// `done` is owed from the moment `get` returns, so it is armed first: a
     /// guard calls it when this function returns or unwinds.
     pub async fn process_next_work_item(&self) -> bool {
-        let Some(item) = self.queue.get().await else {
+        let Some((item, priority)) = self.queue.get_with_priority().await else {
             return false;
         };
         let _done = DoneOnDrop { queue: &self.queue, item: &item };
-        self.reconcile_handler(item.clone()).await;
+        self.reconcile_handler(item.clone(), priority).await;
         true
     }
 
-    /// Reconciles `request` and applies the switch; returns the arm taken.
-    pub async fn reconcile_handler(&self, request: T) -> Outcome {
+    /// Reconciles `request`, handed out at `priority`, and applies the switch;
+    /// returns the arm taken. Every requeue keeps the priority, unless the
+    /// result sets another (upstream applies `Result.Priority` before the
+    /// switch, on every arm).
+    pub async fn reconcile_handler(&self, request: T, priority: i32) -> Outcome {
         let result = self.reconcile(request.clone()).await;
+        let priority = Some(result.as_ref().ok().and_then(|r| r.priority).unwrap_or(priority));
+        let rate_limited = AddOpts { rate_limited: true, priority, ..AddOpts::default() };
         match result {
             Err(err) if is_terminal(&err) => Outcome::TerminalError,
             Err(_) => {
-                self.queue.add_rate_limited(request);
+                self.queue.add_with_opts(rate_limited, [request]);
                 Outcome::Error
             }
             Ok(ReconcileResult { requeue_after, .. }) if !requeue_after.is_zero() => {
                 self.queue.forget(&request);
-                self.queue.add_after(request, requeue_after);
+                self.queue.add_with_opts(AddOpts { after: requeue_after, priority, ..AddOpts::default() }, [request]);
                 Outcome::RequeueAfter(requeue_after)
             }
             Ok(ReconcileResult { requeue: true, .. }) => {
-                self.queue.add_rate_limited(request);
+                self.queue.add_with_opts(rate_limited, [request]);
                 Outcome::Requeue
             }
             Ok(_) => {
@@ -209,12 +214,12 @@ where
 }
 
 /// Upstream's `defer c.Queue.Done(obj)`.
-struct DoneOnDrop<'a, T, Q: RateLimitingInterface<T>> {
+struct DoneOnDrop<'a, T: Send, Q: PriorityInterface<T>> {
     queue: &'a Q,
     item: &'a T,
 }
 
-impl<T, Q: RateLimitingInterface<T>> Drop for DoneOnDrop<'_, T, Q> {
+impl<T: Send, Q: PriorityInterface<T>> Drop for DoneOnDrop<'_, T, Q> {
     fn drop(&mut self) {
         self.queue.done(self.item);
     }

@@ -10,6 +10,7 @@
 //! | [`rate_limiting_queue`] | client-go `util/workqueue/rate_limiting_queue.go` |
 //! | [`default_rate_limiters`] | client-go `util/workqueue/default_rate_limiters.go` |
 //! | [`metrics`] | client-go `util/workqueue/metrics.go` |
+//! | [`priorityqueue`] | controller-runtime `pkg/controller/priorityqueue/priorityqueue.go` |
 //! | [`reconcile`] | controller-runtime `pkg/reconcile/reconcile.go` |
 //! | [`controller`] | controller-runtime `pkg/internal/controller/controller.go` |
 //!
@@ -39,6 +40,7 @@ pub mod default_rate_limiters;
 pub mod delaying_queue;
 pub mod go_duration;
 pub mod metrics;
+pub mod priorityqueue;
 pub mod queue;
 pub mod rate_limiting_queue;
 pub mod reconcile;

@@ -27,6 +27,10 @@ pub struct ReconcileResult {
     pub requeue: bool,
     /// Requeue after this delay. Zero means no timed requeue.
     pub requeue_after: Duration,
+    /// The priority of any requeue, on every arm (upstream's `Result.Priority`;
+    /// only a priority queue uses it). `None` keeps the priority the item was
+    /// handed out with.
+    pub priority: Option<i32>,
 }
 
 impl ReconcileResult {
@@ -37,7 +41,7 @@ impl ReconcileResult {
 
     /// Requeue after `delay`, with the failure count reset.
     pub fn requeue_after(delay: Duration) -> Self {
-        Self { requeue: false, requeue_after: delay }
+        Self { requeue_after: delay, ..Self::default() }
     }
 }
 

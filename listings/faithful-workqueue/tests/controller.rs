@@ -39,6 +39,7 @@ use std::time::Duration;
 use anyhow::{Context, anyhow};
 use faithful_workqueue::controller::{Controller, Options, Outcome, panic_message};
 use faithful_workqueue::default_rate_limiters::{ItemExponentialFailureRateLimiter, RateLimiter};
+use faithful_workqueue::priorityqueue::PriorityInterface;
 use faithful_workqueue::rate_limiting_queue::{
     DelayingInterface, Interface, RateLimitingInterface, RateLimitingQueue,
 };
@@ -116,6 +117,10 @@ impl Interface<&'static str> for Recorder {
         self.q.shutting_down()
     }
 }
+
+// The controller drives its queue through `PriorityInterface`; the default
+// methods map it to the calls above, as upstream's wrapper does.
+impl PriorityInterface<&'static str> for Recorder {}
 
 impl DelayingInterface<&'static str> for Recorder {
     fn add_after(&self, item: &'static str, delay: Duration) {
@@ -338,7 +343,7 @@ async fn should_requeue_a_request_after_a_duration_if_the_result_sets_requeue_af
     q.q.add(REQUEST);
 
     // Invoking Reconciler which will ask for requeue & requeueafter
-    script.ok(ReconcileResult { requeue: true, requeue_after: 100 * MS });
+    script.ok(ReconcileResult { requeue: true, requeue_after: 100 * MS, ..Default::default() });
     assert!(c.process_next_work_item().await);
     assert_eq!(q.take(), ["get", "forget", "add_after(100ms)", "done"]);
     assert_eq!(q.num_requeues(&REQUEST), 0, "requeue_after forgets");
@@ -377,7 +382,7 @@ async fn reconcile_handler_reports_each_arm() {
         let script = Script::default();
         script.then(Step::Return(result));
         let c = controller(&q, &script, Options::default());
-        assert_eq!(c.reconcile_handler(REQUEST).await, want);
+        assert_eq!(c.reconcile_handler(REQUEST, 0).await, want);
         assert_eq!(q.take(), calls, "{want}");
     }
 }

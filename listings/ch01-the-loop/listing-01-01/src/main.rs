@@ -9,18 +9,17 @@ use std::time::Duration;
 
 use anyhow::anyhow;
 use faithful_workqueue::controller::Controller;
-use faithful_workqueue::default_rate_limiters::priority_queue_default_rate_limiter;
 use faithful_workqueue::go_duration::GoDuration;
-use faithful_workqueue::rate_limiting_queue::{
-    DelayingInterface, Interface, RateLimitingInterface, RateLimitingQueue,
-};
+use faithful_workqueue::priorityqueue::{AddOpts, PriorityInterface, PriorityQueue};
+use faithful_workqueue::rate_limiting_queue::{DelayingInterface, Interface, RateLimitingInterface};
 use faithful_workqueue::reconcile::{ReconcileResult, terminal_error};
 
 type Key = &'static str;
 
-/// A queue that prints the calls the controller makes, then passes them on.
+/// controller-runtime's default queue, the priority queue, printing the calls
+/// the controller makes before passing them on.
 struct LoggingQueue {
-    inner: RateLimitingQueue<Key>,
+    inner: PriorityQueue<Key>,
     done_calls: AtomicUsize,
 }
 
@@ -47,6 +46,24 @@ impl Interface<Key> for LoggingQueue {
     }
     fn shutting_down(&self) -> bool {
         self.inner.shutting_down()
+    }
+}
+
+impl PriorityInterface<Key> for LoggingQueue {
+    // The controller requeues through add_with_opts, keeping the priority.
+    fn add_with_opts(&self, opts: AddOpts, items: impl IntoIterator<Item = Key>) {
+        let items: Vec<Key> = items.into_iter().collect();
+        for item in &items {
+            if opts.rate_limited {
+                println!("  add_rate_limited {item:?}");
+            } else if !opts.after.is_zero() {
+                println!("  add_after {item:?} {}", GoDuration(opts.after));
+            }
+        }
+        self.inner.add_with_opts(opts, items)
+    }
+    async fn get_with_priority(&self) -> Option<(Key, i32)> {
+        self.inner.get_with_priority().await
     }
 }
 
@@ -101,7 +118,7 @@ async fn main() {
     std::panic::set_hook(Box::new(|_| {}));
 
     let queue = LoggingQueue {
-        inner: RateLimitingQueue::new(priority_queue_default_rate_limiter()),
+        inner: PriorityQueue::new(),
         done_calls: AtomicUsize::new(0),
     };
     let attempts: Mutex<HashMap<Key, usize>> = Mutex::default();

@@ -1,0 +1,411 @@
+//! controller-runtime's priority queue, mirroring
+//! `pkg/controller/priorityqueue/priorityqueue.go`: the queue a controller
+//! gets by default since controller-runtime v0.23.
+//!
+//! It keeps one entry per queued key, either *ready* or *waiting* for a ready
+//! time, and a set of *locked* keys (handed out, `done` not yet called):
+//!
+//! * ready keys are handed out highest priority first, then in the order they
+//!   became ready (FIFO within a priority);
+//! * a re-add keeps the **highest** priority and the **earliest** ready time;
+//!   a raised priority moves the key to the back of its new priority level;
+//! * a key that is being processed can be added again: the new entry is
+//!   queued but skipped until `done`, while the keys behind it are handed out;
+//! * [`len`](PriorityQueue::len) counts ready entries, a re-added in-flight key
+//!   included, waiting ones not;
+//! * after shutdown, [`get_with_priority`](PriorityQueue::get_with_priority)
+//!   returns `None` at once, even if keys are ready: no drain.
+//!
+//! Where client-go's queue has a dirty and a processing set, this queue has the
+//! entry map and the locked set; the silent stall is the same: a locked key
+//! whose `done` never comes is skipped forever.
+//!
+//! Upstream adds through a buffer flushed by a goroutine, and moves waiting
+//! keys to ready from another; this port does both synchronously at the start
+//! of every call, which is what upstream's `Len` and hand-out already force.
+
+use std::cmp::Reverse;
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use tokio::sync::Notify;
+use tokio::time::Instant;
+
+use crate::default_rate_limiters::{RateLimiter, priority_queue_default_rate_limiter};
+use crate::queue::Item;
+use crate::rate_limiting_queue::{DelayingInterface, Interface, RateLimitingInterface};
+
+/// The priority of initial-list and resync events (controller-runtime's
+/// `handler.LowPriority`), so that real changes overtake them.
+pub const LOW_PRIORITY: i32 = -100;
+
+/// Options of one add (upstream's `AddOpts`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct AddOpts {
+    /// Become ready only after this delay.
+    pub after: Duration,
+    /// Ask the rate limiter for a delay (one more failure); with `after` too,
+    /// the shorter of the two wins.
+    pub rate_limited: bool,
+    /// Higher is handed out first. `None` means 0.
+    pub priority: Option<i32>,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    added_counter: u64,
+    priority: i32,
+    ready_at: Option<Instant>,
+}
+
+impl Entry {
+    fn ready_key(&self) -> (Reverse<i32>, u64) {
+        (Reverse(self.priority), self.added_counter)
+    }
+    fn waiting_key(&self, at: Instant) -> (Instant, Reverse<i32>, u64) {
+        (at, Reverse(self.priority), self.added_counter)
+    }
+}
+
+struct State<T> {
+    items: HashMap<T, Entry>,
+    /// Ready entries in hand-out order (upstream's `lessReady`).
+    ready: BTreeMap<(Reverse<i32>, u64), T>,
+    /// Waiting entries by ready time, then as `ready` (upstream's `lessWaiting`).
+    waiting: BTreeMap<(Instant, Reverse<i32>, u64), T>,
+    locked: HashSet<T>,
+    added_counter: u64,
+    shutdown: bool,
+}
+
+impl<T: Item> State<T> {
+    fn next_counter(&mut self) -> u64 {
+        let c = self.added_counter;
+        self.added_counter += 1;
+        c
+    }
+
+    fn insert(&mut self, key: T, entry: Entry) {
+        match entry.ready_at {
+            Some(at) => self.waiting.insert(entry.waiting_key(at), key.clone()),
+            None => self.ready.insert(entry.ready_key(), key.clone()),
+        };
+        self.items.insert(key, entry);
+    }
+
+    fn remove(&mut self, key: &T) -> Option<Entry> {
+        let entry = self.items.remove(key)?;
+        match entry.ready_at {
+            Some(at) => self.waiting.remove(&entry.waiting_key(at)),
+            None => self.ready.remove(&entry.ready_key()),
+        };
+        Some(entry)
+    }
+
+    /// Moves every waiting entry whose time has come to ready, in waiting
+    /// order, each with a fresh counter: keys sort by when they became ready.
+    /// Returns the next ready time still waiting.
+    fn promote_due(&mut self, now: Instant) -> Option<Instant> {
+        while let Some((&(at, _, _), _)) = self.waiting.first_key_value() {
+            if at > now {
+                return Some(at);
+            }
+            let (_, key) = self.waiting.pop_first().expect("peeked");
+            let mut entry = self.items[&key];
+            entry.ready_at = None;
+            entry.added_counter = self.next_counter();
+            self.ready.insert(entry.ready_key(), key.clone());
+            self.items.insert(key, entry);
+        }
+        None
+    }
+}
+
+/// controller-runtime's priority queue; see the [module docs](self).
+///
+/// ```
+/// use faithful_workqueue::priorityqueue::{AddOpts, PriorityQueue, LOW_PRIORITY};
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let q = PriorityQueue::new();
+/// q.add_with_opts(AddOpts { priority: Some(LOW_PRIORITY), ..Default::default() }, ["resync"]);
+/// q.add("changed");
+/// assert_eq!(q.get_with_priority().await, Some(("changed", 0)));
+/// assert_eq!(q.get_with_priority().await, Some(("resync", LOW_PRIORITY)));
+/// # }
+/// ```
+pub struct PriorityQueue<T> {
+    state: Arc<Mutex<State<T>>>,
+    changed: Arc<Notify>,
+    rate_limiter: Arc<dyn RateLimiter<T>>,
+}
+
+impl<T> Clone for PriorityQueue<T> {
+    fn clone(&self) -> Self {
+        Self { state: self.state.clone(), changed: self.changed.clone(), rate_limiter: self.rate_limiter.clone() }
+    }
+}
+
+impl<T: Item> Default for PriorityQueue<T> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl<T: Item> PriorityQueue<T> {
+    /// A queue with upstream's default limiter, exponential 5ms..1000s.
+    pub fn new() -> Self {
+        Self::with_rate_limiter(priority_queue_default_rate_limiter())
+    }
+
+    /// A queue with `rate_limiter` for rate-limited adds.
+    pub fn with_rate_limiter(rate_limiter: impl RateLimiter<T> + 'static) -> Self {
+        Self {
+            state: Arc::new(Mutex::new(State {
+                items: HashMap::new(),
+                ready: BTreeMap::new(),
+                waiting: BTreeMap::new(),
+                locked: HashSet::new(),
+                added_counter: 0,
+                shutdown: false,
+            })),
+            changed: Arc::new(Notify::new()),
+            rate_limiter: Arc::new(rate_limiter),
+        }
+    }
+
+    fn state(&self) -> MutexGuard<'_, State<T>> {
+        self.state.lock().unwrap()
+    }
+
+    /// Adds `items` with `opts`; see the [module docs](self) for how a re-add
+    /// of a queued key combines with its entry. Ignored after shutdown.
+    pub fn add_with_opts(&self, opts: AddOpts, items: impl IntoIterator<Item = T>) {
+        let mut state = self.state();
+        if state.shutdown {
+            return;
+        }
+        let now = Instant::now();
+        state.promote_due(now);
+        let new_priority = opts.priority.unwrap_or(0);
+        for key in items {
+            let mut after = opts.after;
+            if opts.rate_limited {
+                // Asked for every key, deduplicated or not: the failure counts.
+                let limited = self.rate_limiter.when(&key);
+                if after.is_zero() || limited < after {
+                    after = limited;
+                }
+            }
+            let mut ready_at = (!after.is_zero()).then(|| now + after);
+            let Some(existing) = state.items.get(&key).copied() else {
+                let entry = Entry { added_counter: state.next_counter(), priority: new_priority, ready_at };
+                state.insert(key, entry);
+                continue;
+            };
+            // The earliest readiness wins; a ready entry stays ready.
+            ready_at = match (existing.ready_at, ready_at) {
+                (None, _) => None,
+                (Some(old), Some(new)) if old < new => Some(old),
+                (Some(_), new) => new,
+            };
+            let mut entry = existing;
+            entry.ready_at = ready_at;
+            // The highest priority wins; a raise goes to the back of its level.
+            if new_priority > existing.priority {
+                entry.priority = new_priority;
+                entry.added_counter = state.next_counter();
+            }
+            state.remove(&key);
+            state.insert(key, entry);
+        }
+        drop(state);
+        self.changed.notify_waiters();
+    }
+
+    /// `add_with_opts` with default options: ready now, priority 0.
+    pub fn add(&self, item: T) {
+        self.add_with_opts(AddOpts::default(), [item]);
+    }
+
+    /// Ready after `delay`.
+    pub fn add_after(&self, item: T, delay: Duration) {
+        self.add_with_opts(AddOpts { after: delay, ..AddOpts::default() }, [item]);
+    }
+
+    /// Ready after the rate limiter's delay for `item`.
+    pub fn add_rate_limited(&self, item: T) {
+        self.add_with_opts(AddOpts { rate_limited: true, ..AddOpts::default() }, [item]);
+    }
+
+    /// Waits for the first ready key that is not locked and hands it out with
+    /// its priority, locking it until [`done`](PriorityQueue::done). Returns
+    /// `None` at once after shutdown, even if keys are ready.
+    pub async fn get_with_priority(&self) -> Option<(T, i32)> {
+        loop {
+            let mut changed = std::pin::pin!(self.changed.notified());
+            changed.as_mut().enable();
+            let next_ready = {
+                let mut state = self.state();
+                if state.shutdown {
+                    return None;
+                }
+                let next_ready = state.promote_due(Instant::now());
+                let st = &mut *state;
+                let found = st.ready.iter().find(|(_, key)| !st.locked.contains(*key)).map(|(k, key)| (*k, key.clone()));
+                if let Some((ready_key, key)) = found {
+                    st.ready.remove(&ready_key);
+                    let entry = st.items.remove(&key).expect("a ready key has an entry");
+                    st.locked.insert(key.clone());
+                    return Some((key, entry.priority));
+                }
+                next_ready
+            };
+            match next_ready {
+                Some(at) => {
+                    tokio::select! {
+                        () = &mut changed => {}
+                        () = tokio::time::sleep_until(at) => {}
+                    }
+                }
+                None => changed.await,
+            }
+        }
+    }
+
+    /// [`get_with_priority`](PriorityQueue::get_with_priority) without the priority.
+    pub async fn get(&self) -> Option<T> {
+        self.get_with_priority().await.map(|(key, _)| key)
+    }
+
+    /// Unlocks `item`: a copy re-added while it was processed can now be handed out.
+    pub fn done(&self, item: &T) {
+        self.state().locked.remove(item);
+        self.changed.notify_waiters();
+    }
+
+    /// The number of ready entries, re-added locked keys included, waiting ones not.
+    pub fn len(&self) -> usize {
+        let mut state = self.state();
+        state.promote_due(Instant::now());
+        state.ready.len()
+    }
+
+    /// Whether no entry is ready.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// The rate limiter forgets `item`; the queue is untouched.
+    pub fn forget(&self, item: &T) {
+        self.rate_limiter.forget(item);
+    }
+
+    /// The rate limiter's failure count for `item`.
+    pub fn num_requeues(&self, item: &T) -> usize {
+        self.rate_limiter.num_requeues(item)
+    }
+
+    /// Stops the queue: adds are ignored and every `get` returns `None`.
+    /// Upstream panics on a second call (it closes a channel twice); here a
+    /// second call does nothing.
+    pub fn shut_down(&self) {
+        self.state().shutdown = true;
+        self.changed.notify_waiters();
+    }
+
+    /// The same as [`shut_down`](PriorityQueue::shut_down), as upstream: the
+    /// priority queue does not drain.
+    pub async fn shut_down_with_drain(&self) {
+        self.shut_down();
+    }
+
+    /// Whether the queue is shut down.
+    pub fn shutting_down(&self) -> bool {
+        self.state().shutdown
+    }
+}
+
+/// A queue that takes priorities (upstream's `PriorityQueue[T]` interface):
+/// the controller loop talks to its queue only through this.
+///
+/// The default methods are upstream's `priorityQueueWrapper`, which is how a
+/// controller with `UsePriorityQueue: false` drives a client-go queue:
+/// `add_with_opts` becomes `add_rate_limited` if `rate_limited` (any `after` is
+/// then ignored), else `add_after` if `after` > 0, else `add`; priorities are
+/// dropped and `get_with_priority` reports 0.
+pub trait PriorityInterface<T: Send>: RateLimitingInterface<T> {
+    /// Adds `items` with `opts`.
+    fn add_with_opts(&self, opts: AddOpts, items: impl IntoIterator<Item = T>) {
+        for item in items {
+            if opts.rate_limited {
+                self.add_rate_limited(item);
+            } else if !opts.after.is_zero() {
+                self.add_after(item, opts.after);
+            } else {
+                self.add(item);
+            }
+        }
+    }
+
+    /// Hands out the next item with its priority.
+    fn get_with_priority(&self) -> impl std::future::Future<Output = Option<(T, i32)>> + Send {
+        let get = self.get();
+        async move { get.await.map(|item| (item, 0)) }
+    }
+}
+
+impl<T: Item + Sync> PriorityInterface<T> for PriorityQueue<T> {
+    fn add_with_opts(&self, opts: AddOpts, items: impl IntoIterator<Item = T>) {
+        PriorityQueue::add_with_opts(self, opts, items)
+    }
+    fn get_with_priority(&self) -> impl std::future::Future<Output = Option<(T, i32)>> + Send {
+        PriorityQueue::get_with_priority(self)
+    }
+}
+
+impl<T: Item + Sync> PriorityInterface<T> for crate::rate_limiting_queue::RateLimitingQueue<T> {}
+
+impl<T: Item + Sync> Interface<T> for PriorityQueue<T> {
+    fn add(&self, item: T) {
+        PriorityQueue::add(self, item)
+    }
+    fn len(&self) -> usize {
+        PriorityQueue::len(self)
+    }
+    fn get(&self) -> impl std::future::Future<Output = Option<T>> + Send {
+        PriorityQueue::get(self)
+    }
+    fn done(&self, item: &T) {
+        PriorityQueue::done(self, item)
+    }
+    fn shut_down(&self) {
+        PriorityQueue::shut_down(self)
+    }
+    fn shut_down_with_drain(&self) -> impl std::future::Future<Output = ()> + Send {
+        PriorityQueue::shut_down_with_drain(self)
+    }
+    fn shutting_down(&self) -> bool {
+        PriorityQueue::shutting_down(self)
+    }
+}
+
+impl<T: Item + Sync> DelayingInterface<T> for PriorityQueue<T> {
+    fn add_after(&self, item: T, delay: Duration) {
+        PriorityQueue::add_after(self, item, delay)
+    }
+}
+
+impl<T: Item + Sync> RateLimitingInterface<T> for PriorityQueue<T> {
+    fn add_rate_limited(&self, item: T) {
+        PriorityQueue::add_rate_limited(self, item)
+    }
+    fn forget(&self, item: &T) {
+        PriorityQueue::forget(self, item)
+    }
+    fn num_requeues(&self, item: &T) -> usize {
+        PriorityQueue::num_requeues(self, item)
+    }
+}

@@ -17,14 +17,34 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use tokio::time::Instant;
+
+use crate::default_rate_limiters::{default_typed_controller_rate_limiter, priority_queue_default_rate_limiter};
 use crate::go_duration::GoDuration;
-use crate::priorityqueue::{AddOpts, PriorityInterface};
+use crate::metrics::MetricsProvider;
+use crate::priorityqueue::{AddOpts, PriorityInterface, PriorityQueue};
+use crate::prometheus::ControllerMetrics;
+use crate::queue::{Item, QueueConfig};
+use crate::rate_limiting_queue::{DelayingInterface, Interface, RateLimitingInterface, RateLimitingQueue};
 use crate::reconcile::{ReconcileResult, Reconciler, is_terminal};
 
 /// How a controller runs its reconciler (a subset of upstream's
 /// `controller.Options`).
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Options {
+    /// The controller's name: the `controller` label of its metrics, and its
+    /// queue's name.
+    pub name: String,
+    /// Where the `controller_runtime_*` metrics go. `None` records none.
+    pub metrics: Option<ControllerMetrics>,
+    /// Where the queue's `workqueue_*` metrics go (used by
+    /// [`Controller::new_typed_unmanaged`]). `None` records none.
+    pub workqueue_metrics: Option<Arc<dyn MetricsProvider>>,
+    /// Use controller-runtime's priority queue with the exponential 5ms..1000s
+    /// limiter (the default since v0.23), or else client-go's rate-limiting
+    /// queue with `DefaultTypedControllerRateLimiter` (used by
+    /// [`Controller::new_typed_unmanaged`]).
+    pub use_priority_queue: bool,
     /// Turn a panicking reconcile into an error, which is then retried through
     /// the rate limiter. On by default, as upstream since v0.19.
     pub recover_panic: bool,
@@ -39,7 +59,15 @@ pub struct Options {
 
 impl Default for Options {
     fn default() -> Self {
-        Self { recover_panic: true, reconciliation_timeout: None, max_concurrent_reconciles: 1 }
+        Self {
+            name: String::new(),
+            metrics: None,
+            workqueue_metrics: None,
+            use_priority_queue: true,
+            recover_panic: true,
+            reconciliation_timeout: None,
+            max_concurrent_reconciles: 1,
+        }
     }
 }
 
@@ -58,6 +86,18 @@ pub enum Outcome {
     Requeue,
     /// Success: `forget`.
     Success,
+}
+
+impl Outcome {
+    /// The `result` label of `controller_runtime_reconcile_total` for this arm.
+    pub fn result_label(&self) -> &'static str {
+        match self {
+            Outcome::TerminalError | Outcome::Error => "error",
+            Outcome::RequeueAfter(_) => "requeue_after",
+            Outcome::Requeue => "requeue",
+            Outcome::Success => "success",
+        }
+    }
 }
 
 impl fmt::Display for Outcome {
@@ -133,6 +173,8 @@ where
             return false;
         };
         let _done = DoneOnDrop { queue: &self.queue, item: &item };
+        // Dropped before `_done`: active_workers goes down, then done runs.
+        let _active = ActiveWorker::start(self.options.metrics.as_ref(), &self.options.name);
         self.reconcile_handler(item.clone(), priority).await;
         true
     }
@@ -142,6 +184,23 @@ where
     /// result sets another (upstream applies `Result.Priority` before the
     /// switch, on every arm).
     pub async fn reconcile_handler(&self, request: T, priority: i32) -> Outcome {
+        let started = Instant::now();
+        let outcome = self.switch(request, priority).await;
+        if let Some(metrics) = &self.options.metrics {
+            let name = &self.options.name;
+            metrics.reconcile_time(name, started.elapsed().as_secs_f64());
+            metrics.result(name, outcome.result_label());
+            if matches!(outcome, Outcome::Error | Outcome::TerminalError) {
+                metrics.error(name);
+            }
+            if outcome == Outcome::TerminalError {
+                metrics.terminal_error(name);
+            }
+        }
+        outcome
+    }
+
+    async fn switch(&self, request: T, priority: i32) -> Outcome {
         let result = self.reconcile(request.clone()).await;
         let priority = Some(result.as_ref().ok().and_then(|r| r.priority).unwrap_or(priority));
         let rate_limited = AddOpts { rate_limited: true, priority, ..AddOpts::default() };
@@ -173,21 +232,85 @@ where
     /// [recovered]`, worded as upstream's.
     pub async fn reconcile(&self, request: T) -> anyhow::Result<ReconcileResult> {
         let work = self.reconciler.reconcile(request);
+        let metrics = self.options.metrics.as_ref();
+        let name = &self.options.name;
         let timed = async {
             match self.options.reconciliation_timeout {
                 Some(limit) => match tokio::time::timeout(limit, work).await {
                     Ok(result) => result,
-                    Err(_) => Err(anyhow::anyhow!("reconciliation timed out after {}", GoDuration(limit))),
+                    Err(_) => {
+                        if let Some(m) = metrics {
+                            m.timeout(name);
+                        }
+                        Err(anyhow::anyhow!("reconciliation timed out after {}", GoDuration(limit)))
+                    }
                 },
                 None => work.await,
             }
         };
-        if !self.options.recover_panic {
-            return timed.await;
-        }
         match CatchUnwind(Box::pin(timed)).await {
             Ok(result) => result,
-            Err(payload) => Err(anyhow::anyhow!("panic: {} [recovered]", panic_message(&*payload))),
+            Err(payload) => {
+                // Counted whether or not it is recovered, as upstream.
+                if let Some(m) = metrics {
+                    m.panic(name);
+                }
+                if !self.options.recover_panic {
+                    std::panic::resume_unwind(payload);
+                }
+                Err(anyhow::anyhow!("panic: {} [recovered]", panic_message(&*payload)))
+            }
+        }
+    }
+
+    /// Runs the controller until `shutdown` completes (upstream's `Start`):
+    /// initialises the metrics, moves every request from `source` into the
+    /// queue, and runs `max_concurrent_reconciles` workers. On shutdown the
+    /// queue is shut down; each worker finishes the request it holds, then
+    /// stops, and `start` returns once they all have. A worker's panic (with
+    /// `recover_panic` off) is re-raised here after the others stopped.
+    pub async fn start(self: Arc<Self>, mut source: tokio::sync::mpsc::Receiver<T>, shutdown: impl Future<Output = ()>)
+    where
+        Q: 'static,
+        R: 'static,
+    {
+        let workers_n = self.options.max_concurrent_reconciles.max(1);
+        if let Some(metrics) = &self.options.metrics {
+            metrics.init(&self.options.name, workers_n);
+        }
+        let pump = {
+            let controller = self.clone();
+            tokio::spawn(async move {
+                while let Some(request) = source.recv().await {
+                    controller.queue.add(request);
+                }
+            })
+        };
+        let mut workers = tokio::task::JoinSet::new();
+        for _ in 0..workers_n {
+            let controller = self.clone();
+            workers.spawn(async move { while controller.process_next_work_item().await {} });
+        }
+        let mut panicked = None;
+        tokio::select! {
+            () = shutdown => {}
+            Some(Err(err)) = workers.join_next() => {
+                if err.is_panic() {
+                    panicked = Some(err.into_panic());
+                }
+            }
+        }
+        pump.abort();
+        self.queue.shut_down();
+        while let Some(joined) = workers.join_next().await {
+            if let Err(err) = joined {
+                if err.is_panic() && panicked.is_none() {
+                    panicked = Some(err.into_panic());
+                }
+            }
+        }
+        if let Some(payload) = panicked {
+            std::panic::resume_unwind(payload);
         }
     }
 
@@ -209,6 +332,29 @@ where
                     std::panic::resume_unwind(err.into_panic());
                 }
             }
+        }
+    }
+}
+
+/// `controller_runtime_active_workers` +1 now, −1 on drop.
+struct ActiveWorker<'a> {
+    metrics: Option<&'a ControllerMetrics>,
+    name: &'a str,
+}
+
+impl<'a> ActiveWorker<'a> {
+    fn start(metrics: Option<&'a ControllerMetrics>, name: &'a str) -> Self {
+        if let Some(m) = metrics {
+            m.active_workers(name, 1);
+        }
+        Self { metrics, name }
+    }
+}
+
+impl Drop for ActiveWorker<'_> {
+    fn drop(&mut self) {
+        if let Some(m) = self.metrics {
+            m.active_workers(self.name, -1);
         }
     }
 }
@@ -249,5 +395,105 @@ pub fn panic_message(payload: &(dyn Any + Send)) -> String {
         s.clone()
     } else {
         "non-string panic payload".to_owned()
+    }
+}
+
+/// The queue [`Controller::new_typed_unmanaged`] builds: the priority queue by
+/// default, client-go's rate-limiting queue when `use_priority_queue` is off.
+pub enum DefaultQueue<T> {
+    /// controller-runtime's priority queue.
+    Priority(PriorityQueue<T>),
+    /// client-go's rate-limiting queue, driven as upstream's wrapper does.
+    RateLimiting(RateLimitingQueue<T>),
+}
+
+impl<T> Clone for DefaultQueue<T> {
+    fn clone(&self) -> Self {
+        match self {
+            DefaultQueue::Priority(q) => DefaultQueue::Priority(q.clone()),
+            DefaultQueue::RateLimiting(q) => DefaultQueue::RateLimiting(q.clone()),
+        }
+    }
+}
+
+macro_rules! each {
+    ($self:ident, $q:ident => $e:expr) => {
+        match $self {
+            DefaultQueue::Priority($q) => $e,
+            DefaultQueue::RateLimiting($q) => $e,
+        }
+    };
+}
+
+impl<T: Item + Sync> Interface<T> for DefaultQueue<T> {
+    fn add(&self, item: T) {
+        each!(self, q => Interface::add(q, item))
+    }
+    fn len(&self) -> usize {
+        each!(self, q => Interface::len(q))
+    }
+    async fn get(&self) -> Option<T> {
+        each!(self, q => Interface::get(q).await)
+    }
+    fn done(&self, item: &T) {
+        each!(self, q => Interface::done(q, item))
+    }
+    fn shut_down(&self) {
+        each!(self, q => Interface::shut_down(q))
+    }
+    async fn shut_down_with_drain(&self) {
+        each!(self, q => Interface::shut_down_with_drain(q).await)
+    }
+    fn shutting_down(&self) -> bool {
+        each!(self, q => Interface::shutting_down(q))
+    }
+}
+
+impl<T: Item + Sync> DelayingInterface<T> for DefaultQueue<T> {
+    fn add_after(&self, item: T, delay: Duration) {
+        each!(self, q => DelayingInterface::add_after(q, item, delay))
+    }
+}
+
+impl<T: Item + Sync> RateLimitingInterface<T> for DefaultQueue<T> {
+    fn add_rate_limited(&self, item: T) {
+        each!(self, q => RateLimitingInterface::add_rate_limited(q, item))
+    }
+    fn forget(&self, item: &T) {
+        each!(self, q => RateLimitingInterface::forget(q, item))
+    }
+    fn num_requeues(&self, item: &T) -> usize {
+        each!(self, q => RateLimitingInterface::num_requeues(q, item))
+    }
+}
+
+impl<T: Item + Sync> PriorityInterface<T> for DefaultQueue<T> {
+    fn add_with_opts(&self, opts: AddOpts, items: impl IntoIterator<Item = T>) {
+        each!(self, q => PriorityInterface::add_with_opts(q, opts, items))
+    }
+    async fn get_with_priority(&self) -> Option<(T, i32)> {
+        each!(self, q => PriorityInterface::get_with_priority(q).await)
+    }
+}
+
+impl<T, R> Controller<T, DefaultQueue<T>, R>
+where
+    T: Item + Sync,
+    R: Reconciler<T>,
+{
+    /// A controller with the queue and limiter upstream's `NewTypedUnmanaged`
+    /// picks from `options`: with `use_priority_queue` (the default) the
+    /// priority queue and exponential 5ms..1000s, otherwise client-go's
+    /// rate-limiting queue and `DefaultTypedControllerRateLimiter`. The queue
+    /// is named after the controller and reports to `options.workqueue_metrics`.
+    pub fn new_typed_unmanaged(reconciler: R, options: Options) -> Self {
+        let mut config = QueueConfig::named(options.name.clone());
+        config.metrics_provider = options.workqueue_metrics.clone();
+        let queue = if options.use_priority_queue {
+            DefaultQueue::Priority(PriorityQueue::with_config(priority_queue_default_rate_limiter(), config))
+        } else {
+            DefaultQueue::RateLimiting(RateLimitingQueue::with_config(default_typed_controller_rate_limiter(), config))
+        };
+        Self::with_options(queue, reconciler, options)
     }
 }

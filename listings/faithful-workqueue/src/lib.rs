@@ -41,6 +41,7 @@ pub mod delaying_queue;
 pub mod go_duration;
 pub mod metrics;
 pub mod priorityqueue;
+pub mod prometheus;
 pub mod queue;
 pub mod rate_limiting_queue;
 pub mod reconcile;

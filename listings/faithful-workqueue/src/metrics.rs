@@ -52,8 +52,23 @@ pub trait HistogramMetric: Send + Sync {
     fn observe(&self, value: f64);
 }
 
+/// A depth gauge with one series per priority (controller-runtime's
+/// `DepthMetricWithPriority`), for the priority queue.
+pub trait DepthMetricWithPriority: Send + Sync {
+    /// Adds one to the series of `priority`.
+    fn inc(&self, priority: i32);
+    /// Subtracts one from the series of `priority`.
+    fn dec(&self, priority: i32);
+}
+
 /// Builds the metrics of one named queue. Mirrors upstream's `MetricsProvider`.
 pub trait MetricsProvider: Send + Sync {
+    /// A depth gauge by priority, if this provider has one (controller-runtime's
+    /// `MetricsProviderWithPriority`). Only the priority queue asks; without it
+    /// the priority queue uses [`new_depth_metric`](MetricsProvider::new_depth_metric).
+    fn new_depth_metric_with_priority(&self, _name: &str) -> Option<Arc<dyn DepthMetricWithPriority>> {
+        None
+    }
     /// `workqueue_depth`.
     fn new_depth_metric(&self, name: &str) -> Arc<dyn GaugeMetric>;
     /// `workqueue_adds_total`.
@@ -75,8 +90,13 @@ pub trait MetricsProvider: Send + Sync {
 pub const DEFAULT_UNFINISHED_WORK_UPDATE_PERIOD: Duration = Duration::from_millis(500);
 
 /// The per-queue bookkeeping behind the hooks (upstream's `defaultQueueMetrics`).
+enum Depth {
+    Plain(Arc<dyn GaugeMetric>),
+    WithPriority(Arc<dyn DepthMetricWithPriority>),
+}
+
 pub(crate) struct QueueMetrics<T> {
-    depth: Arc<dyn GaugeMetric>,
+    depth: Depth,
     adds: Arc<dyn CounterMetric>,
     latency: Arc<dyn HistogramMetric>,
     work_duration: Arc<dyn HistogramMetric>,
@@ -87,9 +107,23 @@ pub(crate) struct QueueMetrics<T> {
 }
 
 impl<T: Clone + Eq + Hash> QueueMetrics<T> {
+    /// The metrics of client-go's queue: one depth series, whatever the provider.
     pub(crate) fn new(name: &str, provider: &dyn MetricsProvider) -> Self {
+        Self::with_depth(name, provider, Depth::Plain(provider.new_depth_metric(name)))
+    }
+
+    /// The metrics of the priority queue: depth by priority when the provider has it.
+    pub(crate) fn with_priority(name: &str, provider: &dyn MetricsProvider) -> Self {
+        let depth = match provider.new_depth_metric_with_priority(name) {
+            Some(by_priority) => Depth::WithPriority(by_priority),
+            None => Depth::Plain(provider.new_depth_metric(name)),
+        };
+        Self::with_depth(name, provider, depth)
+    }
+
+    fn with_depth(name: &str, provider: &dyn MetricsProvider, depth: Depth) -> Self {
         Self {
-            depth: provider.new_depth_metric(name),
+            depth,
             adds: provider.new_adds_metric(name),
             latency: provider.new_latency_metric(name),
             work_duration: provider.new_work_duration_metric(name),
@@ -100,14 +134,30 @@ impl<T: Clone + Eq + Hash> QueueMetrics<T> {
         }
     }
 
-    pub(crate) fn add(&mut self, item: &T, now: Instant) {
+    pub(crate) fn add(&mut self, item: &T, priority: i32, now: Instant) {
         self.adds.inc();
-        self.depth.inc();
-        self.add_times.entry(item.clone()).or_insert(now);
+        match &self.depth {
+            Depth::Plain(depth) => depth.inc(),
+            Depth::WithPriority(depth) => depth.inc(priority),
+        }
+        if !self.add_times.contains_key(item) {
+            self.add_times.insert(item.clone(), now);
+        }
     }
 
-    pub(crate) fn get(&mut self, item: &T, now: Instant) {
-        self.depth.dec();
+    /// Moves one unit of depth from `old` to `new` (a raised priority).
+    pub(crate) fn update_depth_with_priority(&self, old: i32, new: i32) {
+        if let Depth::WithPriority(depth) = &self.depth {
+            depth.dec(old);
+            depth.inc(new);
+        }
+    }
+
+    pub(crate) fn get(&mut self, item: &T, priority: i32, now: Instant) {
+        match &self.depth {
+            Depth::Plain(depth) => depth.dec(),
+            Depth::WithPriority(depth) => depth.dec(priority),
+        }
         self.processing_start_times.insert(item.clone(), now);
         if let Some(added) = self.add_times.remove(item) {
             self.latency.observe(now.duration_since(added).as_secs_f64());

@@ -33,7 +33,8 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::default_rate_limiters::{RateLimiter, priority_queue_default_rate_limiter};
-use crate::queue::Item;
+use crate::metrics::{CounterMetric, DEFAULT_UNFINISHED_WORK_UPDATE_PERIOD, QueueMetrics};
+use crate::queue::{Item, QueueConfig};
 use crate::rate_limiting_queue::{DelayingInterface, Interface, RateLimitingInterface};
 
 /// The priority of initial-list and resync events (controller-runtime's
@@ -77,9 +78,18 @@ struct State<T> {
     locked: HashSet<T>,
     added_counter: u64,
     shutdown: bool,
+    metrics: Option<QueueMetrics<T>>,
+    retries: Option<Arc<dyn CounterMetric>>,
 }
 
 impl<T: Item> State<T> {
+    /// The metrics' "became ready" hook: adds and depth count ready entries only.
+    fn became_ready(&mut self, key: &T, priority: i32, at: Instant) {
+        if let Some(metrics) = self.metrics.as_mut() {
+            metrics.add(key, priority, at);
+        }
+    }
+
     fn next_counter(&mut self) -> u64 {
         let c = self.added_counter;
         self.added_counter += 1;
@@ -115,6 +125,7 @@ impl<T: Item> State<T> {
             let mut entry = self.items[&key];
             entry.ready_at = None;
             entry.added_counter = self.next_counter();
+            self.became_ready(&key, entry.priority, at);
             self.ready.insert(entry.ready_key(), key.clone());
             self.items.insert(key, entry);
         }
@@ -160,9 +171,25 @@ impl<T: Item> PriorityQueue<T> {
         Self::with_rate_limiter(priority_queue_default_rate_limiter())
     }
 
-    /// A queue with `rate_limiter` for rate-limited adds.
+    /// A queue with `rate_limiter` for rate-limited adds, without metrics.
     pub fn with_rate_limiter(rate_limiter: impl RateLimiter<T> + 'static) -> Self {
-        Self {
+        Self::with_config(rate_limiter, QueueConfig::default())
+    }
+
+    /// A queue with `rate_limiter` and options (upstream's `New(name, opts)`).
+    /// A named queue with a metrics provider reports the workqueue metrics,
+    /// depth by priority if the provider supports it, and refreshes the
+    /// unfinished-work gauges every 500ms on a tokio task until shutdown.
+    pub fn with_config(rate_limiter: impl RateLimiter<T> + 'static, config: QueueConfig) -> Self {
+        let (metrics, retries) = match (&config.metrics_provider, config.name.is_empty()) {
+            (Some(provider), false) => (
+                Some(QueueMetrics::with_priority(&config.name, provider.as_ref())),
+                Some(provider.new_retries_metric(&config.name)),
+            ),
+            _ => (None, None),
+        };
+        let with_metrics = metrics.is_some();
+        let queue = Self {
             state: Arc::new(Mutex::new(State {
                 items: HashMap::new(),
                 ready: BTreeMap::new(),
@@ -170,9 +197,37 @@ impl<T: Item> PriorityQueue<T> {
                 locked: HashSet::new(),
                 added_counter: 0,
                 shutdown: false,
+                metrics,
+                retries,
             })),
             changed: Arc::new(Notify::new()),
             rate_limiter: Arc::new(rate_limiter),
+        };
+        if with_metrics && tokio::runtime::Handle::try_current().is_ok() {
+            let state = Arc::downgrade(&queue.state);
+            tokio::spawn(async move {
+                let mut ticker = tokio::time::interval(DEFAULT_UNFINISHED_WORK_UPDATE_PERIOD);
+                ticker.tick().await;
+                loop {
+                    ticker.tick().await;
+                    let Some(state) = state.upgrade() else { return };
+                    let state = state.lock().unwrap();
+                    if state.shutdown {
+                        return;
+                    }
+                    if let Some(metrics) = state.metrics.as_ref() {
+                        metrics.update_unfinished_work(Instant::now());
+                    }
+                }
+            });
+        }
+        queue
+    }
+
+    /// Recomputes the unfinished-work gauges now (the queue also does it every 500ms).
+    pub fn update_unfinished_work(&self) {
+        if let Some(metrics) = self.state().metrics.as_ref() {
+            metrics.update_unfinished_work(Instant::now());
         }
     }
 
@@ -200,8 +255,16 @@ impl<T: Item> PriorityQueue<T> {
                 }
             }
             let mut ready_at = (!after.is_zero()).then(|| now + after);
+            if ready_at.is_some() {
+                if let Some(retries) = &state.retries {
+                    retries.inc();
+                }
+            }
             let Some(existing) = state.items.get(&key).copied() else {
                 let entry = Entry { added_counter: state.next_counter(), priority: new_priority, ready_at };
+                if ready_at.is_none() {
+                    state.became_ready(&key, new_priority, now);
+                }
                 state.insert(key, entry);
                 continue;
             };
@@ -215,8 +278,16 @@ impl<T: Item> PriorityQueue<T> {
             entry.ready_at = ready_at;
             // The highest priority wins; a raise goes to the back of its level.
             if new_priority > existing.priority {
+                if existing.ready_at.is_none() {
+                    if let Some(metrics) = state.metrics.as_ref() {
+                        metrics.update_depth_with_priority(existing.priority, new_priority);
+                    }
+                }
                 entry.priority = new_priority;
                 entry.added_counter = state.next_counter();
+            }
+            if existing.ready_at.is_some() && ready_at.is_none() {
+                state.became_ready(&key, entry.priority, now);
             }
             state.remove(&key);
             state.insert(key, entry);
@@ -258,6 +329,9 @@ impl<T: Item> PriorityQueue<T> {
                 if let Some((ready_key, key)) = found {
                     st.ready.remove(&ready_key);
                     let entry = st.items.remove(&key).expect("a ready key has an entry");
+                    if let Some(metrics) = st.metrics.as_mut() {
+                        metrics.get(&key, entry.priority, Instant::now());
+                    }
                     st.locked.insert(key.clone());
                     return Some((key, entry.priority));
                 }
@@ -282,7 +356,12 @@ impl<T: Item> PriorityQueue<T> {
 
     /// Unlocks `item`: a copy re-added while it was processed can now be handed out.
     pub fn done(&self, item: &T) {
-        self.state().locked.remove(item);
+        let mut state = self.state();
+        state.locked.remove(item);
+        if let Some(metrics) = state.metrics.as_mut() {
+            metrics.done(item, Instant::now());
+        }
+        drop(state);
         self.changed.notify_waiters();
     }
 

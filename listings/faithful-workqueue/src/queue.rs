@@ -208,7 +208,7 @@ impl<T: Item> Queue<T> {
             return;
         }
         if let Some(metrics) = state.metrics.as_mut() {
-            metrics.add(&item, added_at);
+            metrics.add(&item, 0, added_at);
         }
         if flags.processing {
             state.items.insert(item, Flags { dirty: true, processing: true });
@@ -279,7 +279,7 @@ impl<T: Item> Queue<T> {
             return if state.shutting_down { TryGet::ShutDown } else { TryGet::Empty };
         };
         if let Some(metrics) = state.metrics.as_mut() {
-            metrics.get(&item, Instant::now());
+            metrics.get(&item, 0, Instant::now());
         }
         let st = &mut *state;
         // An item in the FIFO is normally dirty, so its entry exists; `done` on

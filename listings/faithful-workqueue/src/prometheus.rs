@@ -1,0 +1,331 @@
+//! controller-runtime's metrics, with its exact names and labels, in a
+//! [`prometheus_client`] registry: the controller's own
+//! (`pkg/internal/controller/metrics/metrics.go`) and the work queue's
+//! (`pkg/internal/metrics/workqueue.go`).
+//!
+//! ```
+//! use faithful_workqueue::prometheus::{ControllerMetrics, WorkqueueMetricsProvider, encode};
+//! use faithful_workqueue::priorityqueue::PriorityQueue;
+//! use faithful_workqueue::queue::QueueConfig;
+//! use faithful_workqueue::default_rate_limiters::priority_queue_default_rate_limiter;
+//! use prometheus_client::registry::Registry;
+//! use std::sync::Arc;
+//!
+//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! # async fn main() {
+//! let mut registry = Registry::default();
+//! let _controller = ControllerMetrics::register(&mut registry);
+//! let provider = Arc::new(WorkqueueMetricsProvider::register(&mut registry));
+//! let queue = PriorityQueue::with_config(
+//!     priority_queue_default_rate_limiter(),
+//!     QueueConfig::named("demo").metrics_provider(provider),
+//! );
+//! queue.add("default/web");
+//! let scrape = encode(&registry);
+//! assert!(scrape.contains(r#"workqueue_adds_total{controller="demo",name="demo"} 1"#));
+//! assert!(scrape.contains(r#"workqueue_depth{controller="demo",name="demo",priority="0"} 1"#));
+//! # }
+//! ```
+
+use std::collections::BTreeSet;
+use std::sync::atomic::AtomicU64;
+use std::sync::{Arc, Mutex};
+
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+use crate::metrics::{
+    CounterMetric, DepthMetricWithPriority, GaugeMetric, HistogramMetric, MetricsProvider, SettableGaugeMetric,
+};
+
+/// A label set, sorted by label name as Go's exposition prints it.
+pub type Labels = Vec<(String, String)>;
+type FloatGauge = Gauge<f64, AtomicU64>;
+
+/// The text exposition of `registry` (OpenMetrics text, which Prometheus scrapes).
+pub fn encode(registry: &Registry) -> String {
+    let mut text = String::new();
+    prometheus_client::encoding::text::encode(&mut text, registry).expect("writing to a String cannot fail");
+    text
+}
+
+fn labels(pairs: &[(&str, &str)]) -> Labels {
+    pairs.iter().map(|(k, v)| ((*k).to_owned(), (*v).to_owned())).collect()
+}
+
+/// The reconcile-time buckets of `controller_runtime_reconcile_time_seconds`.
+const RECONCILE_TIME_BUCKETS: [f64; 40] = [
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5,
+    1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 15.0, 20.0, 25.0, 30.0, 40.0, 50.0, 60.0,
+];
+
+/// The controller's metrics (`controller_runtime_*`), labelled by controller.
+#[derive(Clone)]
+pub struct ControllerMetrics {
+    reconcile_total: Family<Labels, Counter>,
+    reconcile_errors: Family<Labels, Counter>,
+    terminal_reconcile_errors: Family<Labels, Counter>,
+    reconcile_panics: Family<Labels, Counter>,
+    reconcile_timeouts: Family<Labels, Counter>,
+    reconcile_time: Family<Labels, Histogram>,
+    max_concurrent_reconciles: Family<Labels, Gauge>,
+    active_workers: Family<Labels, Gauge>,
+}
+
+impl ControllerMetrics {
+    /// Registers the controller metrics in `registry`.
+    pub fn register(registry: &mut Registry) -> Self {
+        let m = Self {
+            reconcile_total: Family::default(),
+            reconcile_errors: Family::default(),
+            terminal_reconcile_errors: Family::default(),
+            reconcile_panics: Family::default(),
+            reconcile_timeouts: Family::default(),
+            reconcile_time: Family::new_with_constructor(|| Histogram::new(RECONCILE_TIME_BUCKETS)),
+            max_concurrent_reconciles: Family::default(),
+            active_workers: Family::default(),
+        };
+        // A counter's registered name gets `_total` in the exposition.
+        registry.register(
+            "controller_runtime_reconcile",
+            "Total number of reconciliations per controller",
+            m.reconcile_total.clone(),
+        );
+        registry.register(
+            "controller_runtime_reconcile_errors",
+            "Total number of reconciliation errors per controller",
+            m.reconcile_errors.clone(),
+        );
+        registry.register(
+            "controller_runtime_terminal_reconcile_errors",
+            "Total number of terminal reconciliation errors per controller",
+            m.terminal_reconcile_errors.clone(),
+        );
+        registry.register(
+            "controller_runtime_reconcile_panics",
+            "Total number of reconciliation panics per controller",
+            m.reconcile_panics.clone(),
+        );
+        registry.register(
+            "controller_runtime_reconcile_time_seconds",
+            "Length of time per reconciliation per controller",
+            m.reconcile_time.clone(),
+        );
+        registry.register(
+            "controller_runtime_max_concurrent_reconciles",
+            "Maximum number of concurrent reconciles per controller",
+            m.max_concurrent_reconciles.clone(),
+        );
+        registry.register(
+            "controller_runtime_active_workers",
+            "Number of currently used workers per controller",
+            m.active_workers.clone(),
+        );
+        registry.register(
+            "controller_runtime_reconcile_timeouts",
+            "Total number of reconciliation timeouts per controller",
+            m.reconcile_timeouts.clone(),
+        );
+        m
+    }
+
+    /// Sets every series of `controller` to its starting value, as upstream's
+    /// `initMetrics` does when a controller starts.
+    pub fn init(&self, controller: &str, max_concurrent_reconciles: usize) {
+        for result in ["error", "requeue_after", "requeue", "success"] {
+            let _ = self.reconcile_total.get_or_create(&labels(&[("controller", controller), ("result", result)]));
+        }
+        let c = labels(&[("controller", controller)]);
+        let _ = self.reconcile_errors.get_or_create(&c);
+        let _ = self.terminal_reconcile_errors.get_or_create(&c);
+        let _ = self.reconcile_panics.get_or_create(&c);
+        let _ = self.reconcile_timeouts.get_or_create(&c);
+        self.max_concurrent_reconciles.get_or_create(&c).set(max_concurrent_reconciles as i64);
+        self.active_workers.get_or_create(&c).set(0);
+    }
+
+    pub(crate) fn result(&self, controller: &str, result: &str) {
+        self.reconcile_total.get_or_create(&labels(&[("controller", controller), ("result", result)])).inc();
+    }
+    pub(crate) fn error(&self, controller: &str) {
+        self.reconcile_errors.get_or_create(&labels(&[("controller", controller)])).inc();
+    }
+    pub(crate) fn terminal_error(&self, controller: &str) {
+        self.terminal_reconcile_errors.get_or_create(&labels(&[("controller", controller)])).inc();
+    }
+    pub(crate) fn panic(&self, controller: &str) {
+        self.reconcile_panics.get_or_create(&labels(&[("controller", controller)])).inc();
+    }
+    pub(crate) fn timeout(&self, controller: &str) {
+        self.reconcile_timeouts.get_or_create(&labels(&[("controller", controller)])).inc();
+    }
+    pub(crate) fn reconcile_time(&self, controller: &str, seconds: f64) {
+        self.reconcile_time.get_or_create(&labels(&[("controller", controller)])).observe(seconds);
+    }
+    pub(crate) fn active_workers(&self, controller: &str, delta: i64) {
+        self.active_workers.get_or_create(&labels(&[("controller", controller)])).inc_by(delta);
+    }
+}
+
+/// The most distinct priorities `workqueue_depth` gets a series for; later
+/// ones go to `priority="exceeded_cardinality_limit"`, as upstream.
+pub const PRIORITY_CARDINALITY_LIMIT: usize = 25;
+
+/// controller-runtime's workqueue metrics provider: `workqueue_*` labelled
+/// with `name` and `controller` (both the queue's name), depth also by
+/// `priority` (`""` for client-go's queue).
+#[derive(Clone)]
+pub struct WorkqueueMetricsProvider {
+    depth: Family<Labels, Gauge>,
+    adds: Family<Labels, Counter>,
+    latency: Family<Labels, Histogram>,
+    work_duration: Family<Labels, Histogram>,
+    unfinished: Family<Labels, FloatGauge>,
+    longest_running_processor: Family<Labels, FloatGauge>,
+    retries: Family<Labels, Counter>,
+    priorities_seen: Arc<Mutex<BTreeSet<i32>>>,
+}
+
+impl WorkqueueMetricsProvider {
+    /// Registers the workqueue metrics in `registry`.
+    pub fn register(registry: &mut Registry) -> Self {
+        let buckets = || Histogram::new(exponential_buckets(10e-9, 10.0, 12));
+        let p = Self {
+            depth: Family::default(),
+            adds: Family::default(),
+            latency: Family::new_with_constructor(buckets),
+            work_duration: Family::new_with_constructor(buckets),
+            unfinished: Family::default(),
+            longest_running_processor: Family::default(),
+            retries: Family::default(),
+            priorities_seen: Arc::default(),
+        };
+        registry.register("workqueue_depth", "Current depth of workqueue by workqueue and priority", p.depth.clone());
+        registry.register("workqueue_adds", "Total number of adds handled by workqueue", p.adds.clone());
+        registry.register(
+            "workqueue_queue_duration_seconds",
+            "How long in seconds an item stays in workqueue before being requested",
+            p.latency.clone(),
+        );
+        registry.register(
+            "workqueue_work_duration_seconds",
+            "How long in seconds processing an item from workqueue takes.",
+            p.work_duration.clone(),
+        );
+        registry.register(
+            "workqueue_unfinished_work_seconds",
+            "How many seconds of work has been done that is in progress and hasn't been observed by \
+             work_duration. Large values indicate stuck threads. One can deduce the number of stuck \
+             threads by observing the rate at which this increases.",
+            p.unfinished.clone(),
+        );
+        registry.register(
+            "workqueue_longest_running_processor_seconds",
+            "How many seconds has the longest running processor for workqueue been running.",
+            p.longest_running_processor.clone(),
+        );
+        registry.register(
+            "workqueue_retries",
+            "Total number of items added to the workqueue with a non-zero delay (rate-limited requeues, \
+             explicit RequeueAfter or AddAfter calls)",
+            p.retries.clone(),
+        );
+        p
+    }
+}
+
+fn queue_labels(name: &str) -> Labels {
+    labels(&[("controller", name), ("name", name)])
+}
+
+struct FamilyMetric<M> {
+    family: Family<Labels, M>,
+    labels: Labels,
+}
+
+impl GaugeMetric for FamilyMetric<Gauge> {
+    fn inc(&self) {
+        self.family.get_or_create(&self.labels).inc();
+    }
+    fn dec(&self) {
+        self.family.get_or_create(&self.labels).dec();
+    }
+}
+impl CounterMetric for FamilyMetric<Counter> {
+    fn inc(&self) {
+        self.family.get_or_create(&self.labels).inc();
+    }
+}
+impl HistogramMetric for FamilyMetric<Histogram> {
+    fn observe(&self, value: f64) {
+        self.family.get_or_create(&self.labels).observe(value);
+    }
+}
+impl SettableGaugeMetric for FamilyMetric<FloatGauge> {
+    fn set(&self, value: f64) {
+        self.family.get_or_create(&self.labels).set(value);
+    }
+}
+
+struct DepthByPriority {
+    family: Family<Labels, Gauge>,
+    name: String,
+    seen: Arc<Mutex<BTreeSet<i32>>>,
+}
+
+impl DepthByPriority {
+    fn series(&self, priority: i32) -> Labels {
+        let mut seen = self.seen.lock().unwrap();
+        let label = if seen.contains(&priority) || seen.len() < PRIORITY_CARDINALITY_LIMIT {
+            seen.insert(priority);
+            priority.to_string()
+        } else {
+            "exceeded_cardinality_limit".to_owned()
+        };
+        labels(&[("controller", &self.name), ("name", &self.name), ("priority", &label)])
+    }
+}
+
+impl DepthMetricWithPriority for DepthByPriority {
+    fn inc(&self, priority: i32) {
+        self.family.get_or_create(&self.series(priority)).inc();
+    }
+    fn dec(&self, priority: i32) {
+        self.family.get_or_create(&self.series(priority)).dec();
+    }
+}
+
+impl MetricsProvider for WorkqueueMetricsProvider {
+    fn new_depth_metric_with_priority(&self, name: &str) -> Option<Arc<dyn DepthMetricWithPriority>> {
+        Some(Arc::new(DepthByPriority {
+            family: self.depth.clone(),
+            name: name.to_owned(),
+            seen: self.priorities_seen.clone(),
+        }))
+    }
+    fn new_depth_metric(&self, name: &str) -> Arc<dyn GaugeMetric> {
+        let labels = labels(&[("controller", name), ("name", name), ("priority", "")]);
+        Arc::new(FamilyMetric { family: self.depth.clone(), labels })
+    }
+    fn new_adds_metric(&self, name: &str) -> Arc<dyn CounterMetric> {
+        Arc::new(FamilyMetric { family: self.adds.clone(), labels: queue_labels(name) })
+    }
+    fn new_latency_metric(&self, name: &str) -> Arc<dyn HistogramMetric> {
+        Arc::new(FamilyMetric { family: self.latency.clone(), labels: queue_labels(name) })
+    }
+    fn new_work_duration_metric(&self, name: &str) -> Arc<dyn HistogramMetric> {
+        Arc::new(FamilyMetric { family: self.work_duration.clone(), labels: queue_labels(name) })
+    }
+    fn new_unfinished_work_seconds_metric(&self, name: &str) -> Arc<dyn SettableGaugeMetric> {
+        Arc::new(FamilyMetric { family: self.unfinished.clone(), labels: queue_labels(name) })
+    }
+    fn new_longest_running_processor_seconds_metric(&self, name: &str) -> Arc<dyn SettableGaugeMetric> {
+        Arc::new(FamilyMetric { family: self.longest_running_processor.clone(), labels: queue_labels(name) })
+    }
+    fn new_retries_metric(&self, name: &str) -> Arc<dyn CounterMetric> {
+        Arc::new(FamilyMetric { family: self.retries.clone(), labels: queue_labels(name) })
+    }
+}

@@ -231,10 +231,12 @@ where
     /// With `recover_panic`, a panic becomes the error `panic: <message>
     /// [recovered]`, worded as upstream's.
     pub async fn reconcile(&self, request: T) -> anyhow::Result<ReconcileResult> {
-        let work = self.reconciler.reconcile(request);
         let metrics = self.options.metrics.as_ref();
         let name = &self.options.name;
         let timed = async {
+            // Called inside the guarded future, so a reconciler that panics
+            // before its first await is caught too.
+            let work = self.reconciler.reconcile(request);
             match self.options.reconciliation_timeout {
                 Some(limit) => match tokio::time::timeout(limit, work).await {
                     Ok(result) => result,

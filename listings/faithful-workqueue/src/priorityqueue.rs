@@ -33,7 +33,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::default_rate_limiters::{RateLimiter, priority_queue_default_rate_limiter};
-use crate::metrics::{CounterMetric, DEFAULT_UNFINISHED_WORK_UPDATE_PERIOD, QueueMetrics};
+use crate::metrics::{CounterMetric, QueueMetrics};
 use crate::queue::{Item, QueueConfig};
 use crate::rate_limiting_queue::{DelayingInterface, Interface, RateLimitingInterface};
 
@@ -205,9 +205,8 @@ impl<T: Item> PriorityQueue<T> {
         };
         if with_metrics && tokio::runtime::Handle::try_current().is_ok() {
             let state = Arc::downgrade(&queue.state);
+            let mut ticker = crate::queue::unfinished_work_ticker();
             tokio::spawn(async move {
-                let mut ticker = tokio::time::interval(DEFAULT_UNFINISHED_WORK_UPDATE_PERIOD);
-                ticker.tick().await;
                 loop {
                     ticker.tick().await;
                     let Some(state) = state.upgrade() else { return };

@@ -329,3 +329,29 @@ impl MetricsProvider for WorkqueueMetricsProvider {
         Arc::new(FamilyMetric { family: self.retries.clone(), labels: queue_labels(name) })
     }
 }
+
+/// The samples of a scrape as `(series, value)` pairs, sorted by series text:
+/// `name{label="value",...}`. Comment lines are dropped. Handy for tests and
+/// for printing a few series in a stable order.
+///
+/// ```
+/// use faithful_workqueue::prometheus::{ControllerMetrics, samples};
+/// use prometheus_client::registry::Registry;
+///
+/// let mut registry = Registry::default();
+/// ControllerMetrics::register(&mut registry).init("demo", 1);
+/// let all = samples(&registry);
+/// assert!(all.contains(&(r#"controller_runtime_max_concurrent_reconciles{controller="demo"}"#.to_owned(), 1.0)));
+/// ```
+pub fn samples(registry: &Registry) -> Vec<(String, f64)> {
+    let mut all: Vec<(String, f64)> = encode(registry)
+        .lines()
+        .filter(|line| !line.starts_with('#') && !line.trim().is_empty())
+        .filter_map(|line| {
+            let (series, value) = line.rsplit_once(' ')?;
+            Some((series.to_owned(), value.parse().ok()?))
+        })
+        .collect();
+    all.sort_by(|a, b| a.0.cmp(&b.0));
+    all
+}

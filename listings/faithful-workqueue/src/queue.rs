@@ -177,7 +177,9 @@ impl<T: Item> Queue<T> {
             }),
         };
         if with_metrics && tokio::runtime::Handle::try_current().is_ok() {
-            tokio::spawn(update_unfinished_work_loop(Arc::downgrade(&queue.inner)));
+            // The ticker starts now, as upstream's does in the constructor.
+            let ticker = unfinished_work_ticker();
+            tokio::spawn(update_unfinished_work_loop(Arc::downgrade(&queue.inner), ticker));
         }
         queue
     }
@@ -421,10 +423,15 @@ pub struct QueueState<T> {
     pub processing: Vec<T>,
 }
 
-async fn update_unfinished_work_loop<T: Item>(queue: Weak<Inner<T>>) {
-    let mut ticker = tokio::time::interval(DEFAULT_UNFINISHED_WORK_UPDATE_PERIOD);
+/// A 500ms ticker whose first tick is one period from now.
+pub(crate) fn unfinished_work_ticker() -> tokio::time::Interval {
+    let period = DEFAULT_UNFINISHED_WORK_UPDATE_PERIOD;
+    let mut ticker = tokio::time::interval_at(Instant::now() + period, period);
     ticker.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
-    ticker.tick().await; // the first tick is immediate
+    ticker
+}
+
+async fn update_unfinished_work_loop<T: Item>(queue: Weak<Inner<T>>, mut ticker: tokio::time::Interval) {
     loop {
         ticker.tick().await;
         let Some(inner) = queue.upgrade() else { return };

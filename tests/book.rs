@@ -158,7 +158,7 @@ fn every_committed_output_is_shown_in_the_book() {
     let all: String = chapters().into_iter().map(|(_, m)| m).collect();
     let mut missing = Vec::new();
     for dir in common::listing_dirs() {
-        for file in [dir.join("output.txt"), dir.join("twin/output.txt")] {
+        for file in [dir.join("output.txt"), dir.join("output.svg"), dir.join("twin/output.txt")] {
             if file.exists() {
                 let rel = file.strip_prefix(root()).unwrap().display().to_string();
                 if !all.contains(&format!("{{{{#include ../{rel}}}}}")) {

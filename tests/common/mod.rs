@@ -28,8 +28,11 @@ pub struct Listing {
 }
 
 impl Listing {
+    /// The committed stdout: `output.svg` for a listing that draws a
+    /// picture, `output.txt` otherwise.
     pub fn output(&self) -> PathBuf {
-        self.dir.join("output.txt")
+        let svg = self.dir.join("output.svg");
+        if svg.exists() { svg } else { self.dir.join("output.txt") }
     }
     pub fn twin_dir(&self) -> PathBuf {
         self.dir.join("twin")

@@ -1,0 +1,240 @@
+// Listing 10-3, Go twin: a panicking reconciler, with RecoverPanic on and off.
+//
+// A real controller-runtime controller (one worker, default priority queue
+// and rate limiter) reconciles one key, "boom", whose first attempt panics
+// with panic("boom") and whose second attempt succeeds. As in listing 1-1
+// the queue is wrapped so that each call the controller makes on it after a
+// reconcile is printed.
+//
+//   - RecoverPanic on (the default, when the option is left nil): the
+//     controller recovers the panic, turns it into an error and requeues the
+//     key rate-limited, like any other error. 5ms later the key comes back.
+//   - RecoverPanic off: the controller re-panics. The worker's deferred Done
+//     still runs while the panic unwinds, then the panic leaves the worker
+//     goroutine, and an unrecovered panic in any goroutine ends a Go
+//     process. So this part runs in a child process: the twin starts itself
+//     again with LISTING_10_03_CHILD=1, prints the child's stdout, and reads
+//     the child's stderr to say how it died.
+//
+// Run from listings/: go run ./ch10-whole-controller/listing-10-03/twin
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/util/workqueue"
+	"k8s.io/klog/v2"
+	"sigs.k8s.io/controller-runtime/pkg/controller"
+	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+)
+
+const childEnv = "LISTING_10_03_CHILD"
+
+func main() {
+	// Keep stdout for the trace: the controller logs the panic and the
+	// error, and the panic handler logs through klog.
+	ctrllog.SetLogger(logr.Discard())
+	klog.SetLogger(logr.Discard())
+
+	if os.Getenv(childEnv) == "1" {
+		recoverOff()
+		return
+	}
+
+	fmt.Println("RecoverPanic on (the default):")
+	recoverOn()
+
+	fmt.Println("\nRecoverPanic off:")
+	runChild()
+}
+
+// recoverOn runs the controller with RecoverPanic left at its default until
+// both attempts have finished and their Done ran, then stops it.
+func recoverOn() {
+	allDone := make(chan struct{})
+	stop := runController("recover-on", nil, 2, allDone)
+	select {
+	case <-allDone:
+	case <-time.After(10 * time.Second):
+		fmt.Fprintln(os.Stderr, "timed out waiting for the reconciles")
+		os.Exit(1)
+	}
+	stop()
+}
+
+// recoverOff is the child: RecoverPanic false. The first attempt's panic
+// should end this process; if it does not, say so and exit normally.
+func recoverOff() {
+	off := false
+	allDone := make(chan struct{})
+	stop := runController("recover-off", &off, 2, allDone)
+	select {
+	case <-allDone:
+		fmt.Println("the worker survived the panic")
+	case <-time.After(10 * time.Second):
+		fmt.Println("the child was still alive after 10s")
+	}
+	stop()
+}
+
+// runChild starts this program again as the child, prints the child's
+// stdout (its trace) and then what its stderr says about how it ended.
+func runChild() {
+	self, err := os.Executable()
+	if err != nil {
+		panic(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, self)
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	runErr := cmd.Run()
+
+	fmt.Print(out.String())
+	fmt.Println(howItEnded(runErr, errOut.String()))
+}
+
+// howItEnded reads the child's exit status and stderr. A Go program killed
+// by an unrecovered panic exits with status 2 and prints "panic: VALUE",
+// possibly followed by " [recovered, repanicked]" (the controller recovered
+// it, logged it and panicked again with the same value), then the stack of
+// the goroutine that panicked: here, the controller's worker.
+func howItEnded(runErr error, stderr string) string {
+	var exitErr *exec.ExitError
+	if !errors.As(runErr, &exitErr) {
+		return fmt.Sprintf("the child did not die of a panic (run error: %v)", runErr)
+	}
+	value, found := "", false
+	for _, line := range strings.Split(stderr, "\n") {
+		if rest, ok := strings.CutPrefix(line, "panic: "); ok {
+			value, _, _ = strings.Cut(rest, " [recovered")
+			found = true
+			break
+		}
+	}
+	inWorker := strings.Contains(stderr, "processNextWorkItem")
+	if exitErr.ExitCode() != 2 || !found || !inWorker {
+		first, _, _ := strings.Cut(stderr, "\n")
+		return fmt.Sprintf("the child exited with status %d (panic found: %t, in the worker: %t): %s",
+			exitErr.ExitCode(), found, inWorker, first)
+	}
+	return "the panic left the worker: " + value
+}
+
+// runController builds and starts a controller named name whose reconciler
+// panics on the first attempt of "boom". It closes allDone after stopAfter
+// Done calls. The returned stop cancels the controller and waits for Start
+// to return.
+func runController(name string, recoverPanic *bool, stopAfter int, allDone chan struct{}) (stop func()) {
+	attempts := 0 // one key, one worker: no lock needed
+	reconciler := reconcile.TypedFunc[string](func(_ context.Context, key string) (reconcile.Result, error) {
+		attempts++
+		say := func(outcome string) { fmt.Printf("reconcile %q #%d -> %s\n", key, attempts, outcome) }
+		if attempts == 1 {
+			say("panic")
+			panic("boom")
+		}
+		say("success")
+		return reconcile.Result{}, nil
+	})
+
+	c, err := controller.NewTypedUnmanaged(name, controller.TypedOptions[string]{
+		Reconciler:   reconciler,
+		RecoverPanic: recoverPanic, // nil means the default, which is on
+		// Same queue as the default one, wrapped to print the calls.
+		NewQueue: func(name string, rl workqueue.TypedRateLimiter[string]) workqueue.TypedRateLimitingInterface[string] {
+			pq := priorityqueue.New(name, func(o *priorityqueue.Opts[string]) { o.RateLimiter = rl })
+			return &tracingQueue{PriorityQueue: pq, stopAfter: stopAfter, allDone: allDone}
+		},
+	})
+	if err != nil {
+		panic(err)
+	}
+
+	events := make(chan event.TypedGenericEvent[string], 1)
+	events <- event.TypedGenericEvent[string]{Object: "boom"}
+	err = c.Watch(source.TypedChannel(events, handler.TypedFuncs[string, string]{
+		GenericFunc: func(_ context.Context, e event.TypedGenericEvent[string], q workqueue.TypedRateLimitingInterface[string]) {
+			q.Add(e.Object)
+		},
+	}))
+	if err != nil {
+		panic(err)
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	stopped := make(chan error, 1)
+	go func() { stopped <- c.Start(ctx) }()
+	return func() {
+		cancel()
+		if err := <-stopped; err != nil {
+			panic(err)
+		}
+	}
+}
+
+// tracingQueue is the real priority queue plus a print for each call the
+// controller makes after a reconcile. It still satisfies
+// priorityqueue.PriorityQueue, so the controller uses it as a priority queue.
+type tracingQueue struct {
+	priorityqueue.PriorityQueue[string]
+	stopAfter int
+	doneCalls int // only touched by the single worker
+	allDone   chan struct{}
+}
+
+// The controller requeues through AddWithOpts: RateLimited for an error
+// (a recovered panic is one), After for Result.RequeueAfter. A plain add
+// (the channel source) is not printed.
+func (q *tracingQueue) AddWithOpts(o priorityqueue.AddOpts, items ...string) {
+	for _, key := range items {
+		switch {
+		case o.RateLimited:
+			fmt.Printf("  add_rate_limited %q\n", key)
+		case o.After > 0:
+			fmt.Printf("  add_after %q %s\n", key, o.After)
+		}
+	}
+	q.PriorityQueue.AddWithOpts(o, items...)
+}
+
+func (q *tracingQueue) AddRateLimited(key string) {
+	fmt.Printf("  add_rate_limited %q\n", key)
+	q.PriorityQueue.AddRateLimited(key)
+}
+
+func (q *tracingQueue) AddAfter(key string, d time.Duration) {
+	fmt.Printf("  add_after %q %s\n", key, d)
+	q.PriorityQueue.AddAfter(key, d)
+}
+
+func (q *tracingQueue) Forget(key string) {
+	fmt.Printf("  forget %q\n", key)
+	q.PriorityQueue.Forget(key)
+}
+
+// Done runs from the worker's defer, so it also runs while a panic that
+// RecoverPanic did not stop is unwinding the worker.
+func (q *tracingQueue) Done(key string) {
+	fmt.Printf("  done %q\n", key)
+	q.PriorityQueue.Done(key)
+	q.doneCalls++
+	if q.doneCalls == q.stopAfter {
+		close(q.allDone)
+	}
+}

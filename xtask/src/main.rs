@@ -2,8 +2,9 @@
 //!
 //! ```text
 //! cargo xtask book              render the book into book/ (installs mdBook if needed)
-//! cargo xtask test              every test: listings, outputs, twins, skeptic, mdbook test
+//! cargo xtask test              every test: listings, outputs, twins, skeptic, mdbook test, browser
 //! cargo xtask book-test [ARGS]  only `mdbook test`, with the library path prepared
+//! cargo xtask browser-test      open every page of book/ in headless Chromium (after `book`)
 //! cargo xtask bless             rewrite stale committed outputs, then review `git diff`
 //! cargo xtask install-mdbook    install the pinned mdBook into .tools/
 //! ```
@@ -26,6 +27,7 @@ fn main() -> ExitCode {
         Some("book") => book(),
         Some("test") => test(),
         Some("book-test") => book_test(&args[1..]),
+        Some("browser-test") => browser_test(),
         Some("bless") => bless(),
         Some("install-mdbook") => mdbook().map(|path| println!("{}", path.display())),
         _ => Err(USAGE.to_owned()),
@@ -39,7 +41,7 @@ fn main() -> ExitCode {
     }
 }
 
-const USAGE: &str = "usage: cargo xtask <book | test | book-test [mdbook test args] | bless | install-mdbook>";
+const USAGE: &str = "usage: cargo xtask <book | test | book-test [mdbook test args] | browser-test | bless | install-mdbook>";
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask/ is inside the workspace").to_path_buf()
@@ -114,7 +116,67 @@ fn test() -> Result {
     run(tests, "cargo test --workspace (listings, crate, outputs, twins, skeptic, links)")?;
 
     book_test(&[])?;
-    book()
+    book()?;
+    browser_test()
+}
+
+/// The Chromium the browser test drives: Debian's, installed with apt-get when
+/// it is missing and we are root. `CHROMIUM` names another binary.
+fn chromium() -> Result<PathBuf> {
+    if let Some(path) = env::var_os("CHROMIUM") {
+        let path = PathBuf::from(path);
+        return if path.exists() { Ok(path) } else { Err(format!("CHROMIUM={} does not exist", path.display())) };
+    }
+    let bin = PathBuf::from("/usr/bin/chromium");
+    if bin.exists() {
+        return Ok(bin);
+    }
+    const HOW: &str = "install Debian's Chromium as root (`apt-get update && apt-get install -y chromium`) \
+                       or point CHROMIUM at a Chromium binary";
+    let uid = Command::new("id").arg("-u").output().map(|out| String::from_utf8_lossy(&out.stdout).trim().to_owned());
+    if uid.ok().as_deref() != Some("0") {
+        return Err(format!("{} is missing and only root can install it: {HOW}", bin.display()));
+    }
+    let apt_get = |args: &[&str]| {
+        let mut cmd = Command::new("apt-get");
+        cmd.args(args).env("DEBIAN_FRONTEND", "noninteractive");
+        cmd
+    };
+    if run(apt_get(&["install", "-y", "chromium"]), "/usr/bin/chromium is missing: apt-get install -y chromium").is_err() {
+        // A fresh machine may have no package lists yet.
+        run(apt_get(&["update"]), "apt-get update, then apt-get install -y chromium again").map_err(|e| format!("{e}: {HOW}"))?;
+        run(apt_get(&["install", "-y", "chromium"]), "apt-get install -y chromium").map_err(|e| format!("{e}: {HOW}"))?;
+    }
+    if !bin.exists() {
+        return Err(format!("apt-get installed chromium but {} is missing: {HOW}", bin.display()));
+    }
+    Ok(bin)
+}
+
+/// Opens every page of the rendered book/ in headless Chromium, driven by the
+/// pinned playwright-core of tests/browser/ (see book.test.mjs for the checks).
+/// Renders nothing: `book()` (or `cargo xtask book`) must have run first.
+fn browser_test() -> Result {
+    let book = root().join("book");
+    if !book.join("index.html").exists() {
+        return Err(format!("{} is missing: run `cargo xtask book` first", book.join("index.html").display()));
+    }
+    let chromium = chromium()?;
+    let dir = root().join("tests/browser");
+    let mut ci = Command::new("npm");
+    ci.current_dir(&dir).args(["ci", "--no-audit", "--no-fund", "--prefer-offline"]);
+    run(ci, "npm ci in tests/browser (playwright-core, pinned by package-lock.json)")?;
+    let mut test = Command::new("node");
+    test.current_dir(&dir)
+        .arg("book.test.mjs")
+        .arg("--book")
+        .arg(&book)
+        .arg("--src")
+        .arg(root().join("src"))
+        .arg("--screenshots")
+        .arg(root().join("target/screenshots"))
+        .env("CHROMIUM", &chromium);
+    run(test, "browser test: every page of book/ in headless Chromium")
 }
 
 /// `mdbook test` with a library directory holding exactly one build of each

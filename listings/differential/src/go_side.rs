@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::script::{Script, format_blocks, split_blocks};
+use crate::script::{Script, format_scripts, split_blocks};
 
 /// The Go module: `listings/`.
 pub fn go_module_dir() -> PathBuf {
@@ -106,7 +106,7 @@ impl GoReplayer {
         );
         let input = self.scratch.join(format!("scripts-{id}.txt"));
         let out = self.scratch.join(format!("observations-{id}.txt"));
-        std::fs::write(&input, format_blocks(scripts))
+        std::fs::write(&input, format_scripts(scripts))
             .map_err(|e| format!("writing {}: {e}", input.display()))?;
         let _ = std::fs::remove_file(&out);
         let output = Command::new(&self.binary)

@@ -1,5 +1,6 @@
-//! The Rust side: a script on `faithful_workqueue`'s `RateLimitingQueue`, on a
-//! fresh current-thread tokio runtime whose clock is paused.
+//! The Rust side: a script on `faithful_workqueue`'s `RateLimitingQueue` (or,
+//! for a `queue pq` script, on its `PriorityQueue`: see [`crate::pq_side`]), on
+//! a fresh current-thread tokio runtime whose clock is paused.
 //!
 //! A [`Session`] also keeps a small model of what the queue holds: the items
 //! handed out and not done, and the ready time of every pending waiting entry.
@@ -15,7 +16,8 @@ use faithful_workqueue::default_rate_limiters::ItemExponentialFailureRateLimiter
 use faithful_workqueue::rate_limiting_queue::RateLimitingQueue;
 use tokio::runtime::Runtime;
 
-use crate::script::Op;
+use crate::pq_side::PqSession;
+use crate::script::{Op, QueueKind, Script};
 
 /// The limiter's base delay.
 pub const BASE_DELAY: Duration = Duration::from_millis(5);
@@ -25,7 +27,8 @@ pub const MAX_DELAY: Duration = Duration::from_secs(1000);
 /// A deliberate bug in the Rust side, to show that the harness catches one.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Fault {
-    /// `forget x` also calls `done x`: the confusion the book is named after.
+    /// `forget x` also calls `done x`: the confusion the book is named after
+    /// (on either queue).
     ForgetAlsoDone,
 }
 
@@ -157,6 +160,7 @@ impl Session {
                 }
                 Op::AddRateLimited(x) => queue.add_rate_limited(x.clone()),
                 Op::AddAfter(x, d) => queue.add_after(x.clone(), *d),
+                Op::AddWithOpts(..) => unreachable!("add_with_opts is parsed for `queue pq` only"),
                 Op::Len => return (queue.len().to_string(), None),
                 Op::NumRequeues(x) => return (queue.num_requeues(x).to_string(), None),
                 Op::ShutDown => queue.shut_down(),
@@ -193,25 +197,57 @@ impl Session {
 pub struct RustRun {
     /// One observation per op.
     pub observations: Vec<String>,
-    /// The index of the first op that ties two ready times (the script's Go
-    /// result is then not determined), if any.
+    /// The index of the first op from which the script's Go result is not
+    /// determined (client-go: two equal ready times) or Go panics (priority
+    /// queue: a second `shut_down`), if any. Such a script is never a divergence.
     pub ambiguous_at: Option<usize>,
+    /// The queue the script ran on.
+    pub queue: QueueKind,
 }
 
-/// Runs a script on a fresh queue.
-pub fn run_script(script: &[Op], fault: Option<Fault>) -> RustRun {
-    let mut session = Session::new(fault);
-    let mut ambiguous_at = None;
-    let mut observations = Vec::with_capacity(script.len());
-    for (i, op) in script.iter().enumerate() {
-        if ambiguous_at.is_none() && session.would_tie(op) {
-            ambiguous_at = Some(i);
+impl RustRun {
+    /// The first op from which the script is not held to Go: ambiguous.
+    pub fn excluded_at(&self) -> Option<usize> {
+        self.ambiguous_at
+    }
+
+    /// Why [`ambiguous_at`](RustRun::ambiguous_at) is set, for a report.
+    pub fn ambiguity(&self) -> &'static str {
+        match self.queue {
+            QueueKind::ClientGo => "equal ready times",
+            QueueKind::Priority => "a second shut_down, which panics in Go",
         }
-        observations.push(session.apply(op));
+    }
+}
+
+/// Runs a script on a fresh queue of its kind.
+pub fn run_script(script: &Script, fault: Option<Fault>) -> RustRun {
+    let mut ambiguous_at = None;
+    let mut observations = Vec::with_capacity(script.ops.len());
+    match script.queue {
+        QueueKind::ClientGo => {
+            let mut session = Session::new(fault);
+            for (i, op) in script.ops.iter().enumerate() {
+                if ambiguous_at.is_none() && session.would_tie(op) {
+                    ambiguous_at = Some(i);
+                }
+                observations.push(session.apply(op));
+            }
+        }
+        QueueKind::Priority => {
+            let mut session = PqSession::new(fault);
+            for (i, op) in script.ops.iter().enumerate() {
+                if ambiguous_at.is_none() && session.would_panic_in_go(op) {
+                    ambiguous_at = Some(i);
+                }
+                observations.push(session.apply(op));
+            }
+        }
     }
     RustRun {
         observations,
         ambiguous_at,
+        queue: script.queue,
     }
 }
 

@@ -23,13 +23,68 @@ use tokio::time::Instant;
 
 /// Decides how long an item waits before it is retried (upstream's
 /// `TypedRateLimiter`).
+///
+/// ```
+/// use faithful_workqueue::default_rate_limiters::RateLimiter;
+/// use faithful_workqueue::rate_limiting_queue::RateLimitingQueue;
+/// use std::time::Duration;
+///
+/// /// Always one second; remembers nothing.
+/// struct OneSecond;
+///
+/// impl<T> RateLimiter<T> for OneSecond {
+///     fn when(&self, _: &T) -> Duration {
+///         Duration::from_secs(1)
+///     }
+///     fn forget(&self, _: &T) {}
+///     fn num_requeues(&self, _: &T) -> usize {
+///         0
+///     }
+/// }
+///
+/// let q = RateLimitingQueue::new(OneSecond);
+/// q.add_rate_limited("a");
+/// assert_eq!((q.len(), q.waiting_len()), (0, 1));
+/// ```
 pub trait RateLimiter<T>: Send + Sync {
     /// How long `item` should wait now. Counts one more failure for it.
+    ///
+    /// ```
+    /// use faithful_workqueue::default_rate_limiters::{ItemExponentialFailureRateLimiter, RateLimiter};
+    /// use std::time::Duration;
+    /// let limiter = ItemExponentialFailureRateLimiter::new(Duration::from_millis(5), Duration::from_secs(1000));
+    ///
+    /// assert_eq!(limiter.when(&"a"), Duration::from_millis(5));
+    /// assert_eq!(limiter.num_requeues(&"a"), 1); // asking counted a failure
+    /// ```
     fn when(&self, item: &T) -> Duration;
     /// Stops tracking `item`: its failures are cleared. Doesn't matter whether
     /// it failed for good or succeeded. Nothing else is touched.
+    ///
+    /// ```
+    /// use faithful_workqueue::default_rate_limiters::{ItemExponentialFailureRateLimiter, RateLimiter};
+    /// use std::time::Duration;
+    /// let limiter = ItemExponentialFailureRateLimiter::new(Duration::from_millis(5), Duration::from_secs(1000));
+    ///
+    /// limiter.when(&"a");
+    /// limiter.when(&"b");
+    /// limiter.forget(&"a");
+    /// assert_eq!(limiter.num_requeues(&"a"), 0);
+    /// assert_eq!(limiter.num_requeues(&"b"), 1); // other items are untouched
+    /// ```
     fn forget(&self, item: &T);
     /// How many failures `item` has had since it was last forgotten.
+    ///
+    /// ```
+    /// use faithful_workqueue::default_rate_limiters::{ItemExponentialFailureRateLimiter, RateLimiter};
+    /// use std::time::Duration;
+    /// let limiter = ItemExponentialFailureRateLimiter::new(Duration::from_millis(5), Duration::from_secs(1000));
+    ///
+    /// assert_eq!(limiter.num_requeues(&"a"), 0);
+    /// limiter.when(&"a");
+    /// limiter.when(&"a");
+    /// assert_eq!(limiter.num_requeues(&"a"), 2);
+    /// ```
     fn num_requeues(&self, item: &T) -> usize;
 }
 
@@ -79,6 +134,16 @@ pub struct ItemExponentialFailureRateLimiter<T> {
 
 impl<T> ItemExponentialFailureRateLimiter<T> {
     /// A limiter starting at `base_delay` and doubling up to `max_delay`.
+    ///
+    /// ```
+    /// use faithful_workqueue::default_rate_limiters::{ItemExponentialFailureRateLimiter, RateLimiter};
+    /// use std::time::Duration;
+    ///
+    /// let limiter = ItemExponentialFailureRateLimiter::new(Duration::from_millis(5), Duration::from_millis(12));
+    /// assert_eq!(limiter.when(&"a"), Duration::from_millis(5));
+    /// assert_eq!(limiter.when(&"a"), Duration::from_millis(10));
+    /// assert_eq!(limiter.when(&"a"), Duration::from_millis(12)); // 20ms, capped
+    /// ```
     pub fn new(base_delay: Duration, max_delay: Duration) -> Self {
         Self { failures: Mutex::new(HashMap::new()), base_delay, max_delay }
     }
@@ -140,6 +205,16 @@ pub struct ItemFastSlowRateLimiter<T> {
 
 impl<T> ItemFastSlowRateLimiter<T> {
     /// A limiter with the two delays and the number of fast attempts.
+    ///
+    /// ```
+    /// use faithful_workqueue::default_rate_limiters::{ItemFastSlowRateLimiter, RateLimiter};
+    /// use std::time::Duration;
+    ///
+    /// let limiter = ItemFastSlowRateLimiter::new(Duration::from_millis(1), Duration::from_secs(1), 1);
+    /// assert_eq!(limiter.when(&"a"), Duration::from_millis(1));
+    /// assert_eq!(limiter.when(&"a"), Duration::from_secs(1));
+    /// assert_eq!(limiter.num_requeues(&"a"), 2); // slow attempts count too
+    /// ```
     pub fn new(fast_delay: Duration, slow_delay: Duration, max_fast_attempts: usize) -> Self {
         Self { failures: Mutex::new(HashMap::new()), fast_delay, slow_delay, max_fast_attempts }
     }
@@ -198,6 +273,22 @@ struct Bucket {
 
 impl BucketRateLimiter {
     /// A full bucket of `burst` tokens, refilled at `rate` tokens per second.
+    ///
+    /// ```
+    ///
+    /// use faithful_workqueue::default_rate_limiters::{BucketRateLimiter, RateLimiter};
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let bucket = BucketRateLimiter::new(10.0, 1);
+    /// assert_eq!(bucket.when(&"a"), Duration::ZERO); // the one token
+    /// assert_eq!(bucket.when(&"b"), Duration::from_millis(100)); // one bucket for all items
+    /// tokio::time::advance(Duration::from_millis(200)).await; // two tokens refill, one repays the debt
+    /// assert_eq!(bucket.when(&"c"), Duration::ZERO);
+    /// assert_eq!(bucket.num_requeues(&"a"), 0); // items are never tracked
+    /// # }
+    /// ```
     pub fn new(rate: f64, burst: usize) -> Self {
         Self { rate, burst, state: Mutex::new(Bucket { tokens: burst as f64, last: None }) }
     }
@@ -238,12 +329,37 @@ impl<T> RateLimiter<T> for BucketRateLimiter {
 /// The worst of several limiters (upstream's `TypedMaxOfRateLimiter`): `when`
 /// asks every limiter (each counts the failure) and returns the longest delay;
 /// `num_requeues` is the largest count; `forget` forgets in all.
+///
+/// ```
+/// use faithful_workqueue::default_rate_limiters::*;
+/// use std::time::Duration;
+///
+/// let limiters: Vec<Box<dyn RateLimiter<&str>>> = vec![
+///     Box::new(ItemExponentialFailureRateLimiter::new(Duration::from_millis(1), Duration::from_secs(1))),
+///     Box::new(ItemFastSlowRateLimiter::new(Duration::from_millis(20), Duration::from_secs(1), 1)),
+/// ];
+/// let limiter = MaxOfRateLimiter::new(limiters);
+/// assert_eq!(limiter.when(&"a"), Duration::from_millis(20)); // max(1ms, 20ms)
+/// assert_eq!(limiter.when(&"a"), Duration::from_secs(1)); // max(2ms, 1s)
+/// assert_eq!(limiter.num_requeues(&"a"), 2);
+/// limiter.forget(&"a");
+/// assert_eq!(limiter.num_requeues(&"a"), 0);
+/// ```
 pub struct MaxOfRateLimiter<T> {
     limiters: Vec<Box<dyn RateLimiter<T>>>,
 }
 
 impl<T> MaxOfRateLimiter<T> {
     /// Combines `limiters`.
+    ///
+    /// ```
+    /// use faithful_workqueue::default_rate_limiters::{MaxOfRateLimiter, RateLimiter};
+    /// use std::time::Duration;
+    ///
+    /// let none: MaxOfRateLimiter<&str> = MaxOfRateLimiter::new(vec![]);
+    /// assert_eq!(none.when(&"a"), Duration::ZERO); // no limiter: no delay
+    /// assert_eq!(none.num_requeues(&"a"), 0);
+    /// ```
     pub fn new(limiters: Vec<Box<dyn RateLimiter<T>>>) -> Self {
         Self { limiters }
     }
@@ -282,6 +398,19 @@ pub struct WithMaxWaitRateLimiter<T> {
 
 impl<T> WithMaxWaitRateLimiter<T> {
     /// Wraps `limiter`.
+    ///
+    /// ```
+    /// use faithful_workqueue::default_rate_limiters::*;
+    /// use std::time::Duration;
+    ///
+    /// let exp = ItemExponentialFailureRateLimiter::new(Duration::from_secs(1), Duration::from_secs(1000));
+    /// let capped = WithMaxWaitRateLimiter::new(Box::new(exp), Duration::from_secs(3));
+    /// assert_eq!(capped.when(&"a"), Duration::from_secs(1));
+    /// assert_eq!(capped.when(&"a"), Duration::from_secs(2));
+    /// assert_eq!(capped.when(&"a"), Duration::from_secs(3)); // 4s, capped
+    /// capped.forget(&"a"); // forwarded
+    /// assert_eq!(capped.when(&"a"), Duration::from_secs(1));
+    /// ```
     pub fn new(limiter: Box<dyn RateLimiter<T>>, max_delay: Duration) -> Self {
         Self { limiter, max_delay }
     }
@@ -300,12 +429,34 @@ impl<T> RateLimiter<T> for WithMaxWaitRateLimiter<T> {
 }
 
 /// Exponential from 1ms to 1000s (upstream's `DefaultTypedItemBasedRateLimiter`).
+///
+/// ```
+/// use faithful_workqueue::default_rate_limiters::{default_typed_item_based_rate_limiter, RateLimiter};
+/// use std::time::Duration;
+///
+/// let limiter = default_typed_item_based_rate_limiter();
+/// assert_eq!(limiter.when(&"a"), Duration::from_millis(1));
+/// assert_eq!(limiter.when(&"a"), Duration::from_millis(2));
+/// ```
 pub fn default_typed_item_based_rate_limiter<T>() -> ItemExponentialFailureRateLimiter<T> {
     ItemExponentialFailureRateLimiter::new(Duration::from_millis(1), Duration::from_secs(1000))
 }
 
 /// The limiter a controller-runtime controller uses when the priority queue is
 /// on, its default: exponential from 5ms to 1000s, and no bucket.
+///
+/// ```
+/// use faithful_workqueue::default_rate_limiters::{priority_queue_default_rate_limiter, RateLimiter};
+/// use std::time::Duration;
+///
+/// let limiter = priority_queue_default_rate_limiter();
+/// assert_eq!(limiter.when(&"a"), Duration::from_millis(5));
+/// assert_eq!(limiter.when(&"a"), Duration::from_millis(10));
+/// for _ in 0..30 {
+///     limiter.when(&"a");
+/// }
+/// assert_eq!(limiter.when(&"a"), Duration::from_secs(1000)); // the cap
+/// ```
 pub fn priority_queue_default_rate_limiter<T>() -> ItemExponentialFailureRateLimiter<T> {
     ItemExponentialFailureRateLimiter::new(Duration::from_millis(5), Duration::from_secs(1000))
 }
@@ -313,6 +464,23 @@ pub fn priority_queue_default_rate_limiter<T>() -> ItemExponentialFailureRateLim
 /// The maximum of exponential 5ms..1000s and a 10 qps, burst 100 bucket
 /// (upstream's `DefaultTypedControllerRateLimiter`); controller-runtime uses it
 /// when the priority queue is off.
+///
+/// ```
+///
+/// use faithful_workqueue::default_rate_limiters::{default_typed_controller_rate_limiter, RateLimiter};
+/// use std::time::Duration;
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let limiter = default_typed_controller_rate_limiter();
+/// assert_eq!(limiter.when(&0u32), Duration::from_millis(5)); // the bucket is full: exponential wins
+/// for key in 1..100u32 {
+///     limiter.when(&key); // 99 more tokens: the bucket of 100 is empty
+/// }
+/// assert_eq!(limiter.when(&100), Duration::from_millis(100)); // now the bucket wins
+/// assert_eq!(limiter.num_requeues(&0), 1);
+/// # }
+/// ```
 pub fn default_typed_controller_rate_limiter<T: Clone + Eq + Hash + Send + 'static>() -> MaxOfRateLimiter<T> {
     MaxOfRateLimiter::new(vec![
         Box::new(priority_queue_default_rate_limiter()),

@@ -109,6 +109,13 @@ impl<T: Item> Default for DelayingQueue<T> {
 
 impl<T: Item> DelayingQueue<T> {
     /// A delaying queue without metrics (upstream's `NewTypedDelayingQueue`).
+    ///
+    /// ```
+    /// use faithful_workqueue::delaying_queue::DelayingQueue;
+    ///
+    /// let q: DelayingQueue<&str> = DelayingQueue::new();
+    /// assert_eq!((q.len(), q.waiting_len()), (0, 0));
+    /// ```
     pub fn new() -> Self {
         Self::with_config(QueueConfig::default())
     }
@@ -116,6 +123,23 @@ impl<T: Item> DelayingQueue<T> {
     /// A delaying queue with options (upstream's
     /// `NewTypedDelayingQueueWithConfig`). A named queue with a metrics
     /// provider also reports `workqueue_retries_total`.
+    ///
+    /// ```
+    /// use faithful_workqueue::delaying_queue::DelayingQueue;
+    /// use faithful_workqueue::metrics::InMemoryMetrics;
+    /// use faithful_workqueue::queue::QueueConfig;
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let metrics = Arc::new(InMemoryMetrics::default());
+    /// let q = DelayingQueue::with_config(QueueConfig::named("d").metrics_provider(metrics.clone()));
+    /// q.add_after("a", Duration::ZERO);
+    /// q.add_after("b", Duration::from_secs(1));
+    /// assert_eq!(metrics.snapshot("d").retries, 2); // every add_after, zero delay included
+    /// # }
+    /// ```
     pub fn with_config(config: QueueConfig) -> Self {
         let retries = match (&config.metrics_provider, config.name.is_empty()) {
             (Some(provider), false) => Some(provider.new_retries_metric(&config.name)),
@@ -131,6 +155,25 @@ impl<T: Item> DelayingQueue<T> {
     /// Adds `item` once `delay` has passed; see the [module docs](self) for
     /// deduplication. Ignored after shutdown. Counts one retry in the metrics,
     /// whatever the delay, as upstream does.
+    ///
+    /// ```
+    /// use faithful_workqueue::delaying_queue::DelayingQueue;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let q = DelayingQueue::new();
+    /// q.add_after("a", Duration::from_secs(10));
+    /// q.add_after("a", Duration::from_secs(1)); // earlier: replaces the 10s entry
+    /// q.add_after("a", Duration::from_secs(5)); // later: dropped
+    /// assert_eq!(q.waiting_len(), 1);
+    /// q.add_after("now", Duration::ZERO); // added at once
+    /// assert_eq!(q.len(), 1);
+    ///
+    /// tokio::time::advance(Duration::from_secs(1)).await;
+    /// assert_eq!((q.len(), q.waiting_len()), (2, 0));
+    /// # }
+    /// ```
     pub fn add_after(&self, item: T, delay: Duration) {
         if self.queue.shutting_down() {
             return;
@@ -181,29 +224,102 @@ impl<T: Item> DelayingQueue<T> {
     }
 
     /// The number of waiting (not yet due) entries.
+    ///
+    /// ```
+    /// use faithful_workqueue::delaying_queue::DelayingQueue;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let q = DelayingQueue::new();
+    /// q.add_after("a", Duration::from_secs(1));
+    /// q.add_after("b", Duration::from_secs(2));
+    /// assert_eq!((q.waiting_len(), q.len()), (2, 0));
+    /// tokio::time::advance(Duration::from_secs(1)).await;
+    /// assert_eq!((q.waiting_len(), q.len()), (1, 1));
+    /// # }
+    /// ```
     pub fn waiting_len(&self) -> usize {
         self.flush_ready();
         self.waiting.lock().unwrap().by_item.len()
     }
 
     /// [`Queue::add`], after moving due entries into the FIFO.
+    ///
+    /// ```
+    /// use faithful_workqueue::delaying_queue::DelayingQueue;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let q = DelayingQueue::new();
+    /// q.add_after("a", Duration::from_secs(1));
+    /// q.add("a"); // queued now; the waiting entry stays
+    /// assert_eq!((q.len(), q.waiting_len()), (1, 1));
+    /// let a = q.get().await.unwrap();
+    /// q.done(&a);
+    /// tokio::time::advance(Duration::from_secs(1)).await;
+    /// assert_eq!(q.len(), 1); // the waiting entry adds "a" again
+    /// # }
+    /// ```
     pub fn add(&self, item: T) {
         self.flush_ready();
         self.queue.add(item);
     }
 
     /// [`Queue::len`]: the FIFO only. Waiting entries are not counted.
+    ///
+    /// ```
+    /// use faithful_workqueue::delaying_queue::DelayingQueue;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let q = DelayingQueue::new();
+    /// q.add("a");
+    /// q.add_after("b", Duration::from_secs(1));
+    /// assert_eq!(q.len(), 1); // "b" is waiting: not counted
+    /// # }
+    /// ```
     pub fn len(&self) -> usize {
         self.flush_ready();
         self.queue.len()
     }
 
     /// Whether the FIFO is empty.
+    ///
+    /// ```
+    /// use faithful_workqueue::delaying_queue::DelayingQueue;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let q = DelayingQueue::new();
+    /// q.add_after("a", Duration::from_secs(1));
+    /// assert!(q.is_empty());
+    /// tokio::time::advance(Duration::from_secs(1)).await;
+    /// assert!(!q.is_empty());
+    /// # }
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// [`Queue::get`], waking up when a waiting entry comes due.
+    ///
+    /// ```
+    /// use faithful_workqueue::delaying_queue::DelayingQueue;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let q = DelayingQueue::new();
+    /// q.add_after("a", Duration::from_secs(5));
+    /// let start = tokio::time::Instant::now();
+    /// assert_eq!(q.get().await, Some("a")); // sleeps until "a" is due
+    /// assert_eq!(start.elapsed(), Duration::from_secs(5));
+    /// # }
+    /// ```
     pub async fn get(&self) -> Option<T> {
         loop {
             let mut notified = std::pin::pin!(self.queue.item_ready().notified());
@@ -226,30 +342,111 @@ impl<T: Item> DelayingQueue<T> {
     }
 
     /// [`Queue::lease`]: [`get`](DelayingQueue::get), with `done` on drop.
+    ///
+    /// ```
+    /// use faithful_workqueue::delaying_queue::DelayingQueue;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let q = DelayingQueue::new();
+    /// q.add_after("a", Duration::from_secs(1));
+    /// let lease = q.lease().await.unwrap();
+    /// q.add("a");
+    /// assert_eq!(q.len(), 0); // dirty while leased
+    /// drop(lease);
+    /// assert_eq!(q.len(), 1);
+    /// # }
+    /// ```
     pub async fn lease(&self) -> Option<Lease<T>> {
         let item = self.get().await?;
         Some(Lease::new(self.queue.clone(), item))
     }
 
     /// [`Queue::done`].
+    ///
+    /// ```
+    /// use faithful_workqueue::delaying_queue::DelayingQueue;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let q = DelayingQueue::new();
+    /// q.add("a");
+    /// let a = q.get().await.unwrap();
+    /// q.add_after(a, Duration::from_secs(1));
+    /// tokio::time::advance(Duration::from_secs(1)).await;
+    /// assert_eq!(q.len(), 0); // due, but "a" is processing: marked dirty only
+    /// q.done(&a);
+    /// assert_eq!(q.len(), 1);
+    /// # }
+    /// ```
     pub fn done(&self, item: &T) {
         self.flush_ready();
         self.queue.done(item);
     }
 
     /// [`Queue::shut_down`]. Waiting entries are dropped.
+    ///
+    /// ```
+    /// use faithful_workqueue::delaying_queue::DelayingQueue;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let q = DelayingQueue::new();
+    /// q.add("a");
+    /// q.add_after("b", Duration::from_secs(1));
+    /// q.shut_down();
+    /// tokio::time::advance(Duration::from_secs(1)).await;
+    /// assert_eq!(q.get().await, Some("a")); // the FIFO is still handed out
+    /// assert_eq!(q.get().await, None); // "b" never arrives
+    /// # }
+    /// ```
     pub fn shut_down(&self) {
         self.flush_ready();
         self.queue.shut_down();
     }
 
     /// [`Queue::shut_down_with_drain`]: waits for handed-out items only.
+    ///
+    /// ```
+    /// use faithful_workqueue::delaying_queue::DelayingQueue;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let q = DelayingQueue::new();
+    /// q.add("a");
+    /// let a = q.get().await.unwrap();
+    /// q.add_after("b", Duration::from_secs(60));
+    /// let drain = tokio::spawn({
+    ///     let q = q.clone();
+    ///     async move { q.shut_down_with_drain().await }
+    /// });
+    /// tokio::task::yield_now().await;
+    /// assert!(!drain.is_finished()); // waits for "a" ...
+    /// q.done(&a);
+    /// drain.await.unwrap(); // ... and not for the waiting "b"
+    /// # }
+    /// ```
     pub async fn shut_down_with_drain(&self) {
         self.flush_ready();
         self.queue.shut_down_with_drain().await;
     }
 
     /// [`Queue::shutting_down`].
+    ///
+    /// ```
+    /// use faithful_workqueue::delaying_queue::DelayingQueue;
+    /// use std::time::Duration;
+    ///
+    /// let q = DelayingQueue::new();
+    /// q.add_after("a", Duration::from_secs(1));
+    /// assert!(!q.shutting_down());
+    /// q.shut_down();
+    /// assert!(q.shutting_down());
+    /// ```
     pub fn shutting_down(&self) -> bool {
         self.queue.shutting_down()
     }
@@ -257,6 +454,20 @@ impl<T: Item> DelayingQueue<T> {
     /// The underlying [`Queue`], for [`Queue::debug_state`] and the metrics
     /// refresh. Adding to it directly bypasses nothing: waiting entries are
     /// still moved in by this queue's own calls.
+    ///
+    /// ```
+    /// use faithful_workqueue::delaying_queue::DelayingQueue;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let q = DelayingQueue::new();
+    /// q.add("b");
+    /// q.add_after("a", Duration::from_secs(1));
+    /// tokio::time::advance(Duration::from_secs(1)).await;
+    /// assert_eq!(q.queue().debug_state().fifo, ["b", "a"]); // due entries moved in first
+    /// # }
+    /// ```
     pub fn queue(&self) -> &Queue<T> {
         self.flush_ready();
         &self.queue

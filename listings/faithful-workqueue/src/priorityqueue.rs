@@ -39,9 +39,43 @@ use crate::rate_limiting_queue::{DelayingInterface, Interface, RateLimitingInter
 
 /// The priority of initial-list and resync events (controller-runtime's
 /// `handler.LowPriority`), so that real changes overtake them.
+///
+/// ```
+///
+/// use faithful_workqueue::priorityqueue::{AddOpts, PriorityQueue, LOW_PRIORITY};
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let q = PriorityQueue::new();
+/// let low = AddOpts { priority: Some(LOW_PRIORITY), ..AddOpts::default() };
+/// q.add_with_opts(low, ["resync-1", "resync-2"]);
+/// q.add("changed"); // priority 0: overtakes the resync
+/// assert_eq!(q.get().await, Some("changed"));
+/// assert_eq!(q.get_with_priority().await, Some(("resync-1", LOW_PRIORITY)));
+/// # }
+/// ```
 pub const LOW_PRIORITY: i32 = -100;
 
 /// Options of one add (upstream's `AddOpts`).
+///
+/// ```
+/// use faithful_workqueue::priorityqueue::{AddOpts, PriorityQueue};
+/// use std::time::Duration;
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let q = PriorityQueue::new();
+///
+/// // The default: ready now, priority 0, no rate limiting.
+/// assert_eq!(AddOpts::default(), AddOpts { after: Duration::ZERO, rate_limited: false, priority: None });
+///
+/// // With `after` and `rate_limited`, the shorter delay wins: the limiter's 5ms.
+/// let opts = AddOpts { after: Duration::from_secs(1), rate_limited: true, ..AddOpts::default() };
+/// q.add_with_opts(opts, ["a"]);
+/// tokio::time::advance(Duration::from_millis(5)).await;
+/// assert_eq!(q.len(), 1);
+/// # }
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct AddOpts {
     /// Become ready only after this delay.
@@ -167,11 +201,41 @@ impl<T: Item> Default for PriorityQueue<T> {
 
 impl<T: Item> PriorityQueue<T> {
     /// A queue with upstream's default limiter, exponential 5ms..1000s.
+    ///
+    /// ```
+    /// use faithful_workqueue::priorityqueue::PriorityQueue;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let q: PriorityQueue<&str> = PriorityQueue::new();
+    /// q.add_rate_limited("a"); // 5ms: the default limiter's first delay
+    /// assert_eq!(q.len(), 0);
+    /// tokio::time::advance(Duration::from_millis(5)).await;
+    /// assert_eq!(q.len(), 1);
+    /// # }
+    /// ```
     pub fn new() -> Self {
         Self::with_rate_limiter(priority_queue_default_rate_limiter())
     }
 
     /// A queue with `rate_limiter` for rate-limited adds, without metrics.
+    ///
+    /// ```
+    ///
+    /// use faithful_workqueue::default_rate_limiters::ItemFastSlowRateLimiter;
+    /// use faithful_workqueue::priorityqueue::PriorityQueue;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let limiter = ItemFastSlowRateLimiter::new(Duration::from_secs(1), Duration::from_secs(60), 3);
+    /// let q = PriorityQueue::with_rate_limiter(limiter);
+    /// q.add_rate_limited("a");
+    /// tokio::time::advance(Duration::from_secs(1)).await;
+    /// assert_eq!(q.len(), 1);
+    /// # }
+    /// ```
     pub fn with_rate_limiter(rate_limiter: impl RateLimiter<T> + 'static) -> Self {
         Self::with_config(rate_limiter, QueueConfig::default())
     }
@@ -180,6 +244,27 @@ impl<T: Item> PriorityQueue<T> {
     /// A named queue with a metrics provider reports the workqueue metrics,
     /// depth by priority if the provider supports it, and refreshes the
     /// unfinished-work gauges every 500ms on a tokio task until shutdown.
+    ///
+    /// ```
+    ///
+    /// use faithful_workqueue::default_rate_limiters::priority_queue_default_rate_limiter;
+    /// use faithful_workqueue::metrics::InMemoryMetrics;
+    /// use faithful_workqueue::priorityqueue::PriorityQueue;
+    /// use faithful_workqueue::queue::QueueConfig;
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let metrics = Arc::new(InMemoryMetrics::default());
+    /// let config = QueueConfig::named("pq").metrics_provider(metrics.clone());
+    /// let q = PriorityQueue::with_config(priority_queue_default_rate_limiter(), config);
+    /// q.add("a");
+    /// q.add_after("b", Duration::from_secs(1)); // waiting: a retry, not yet an add
+    /// let s = metrics.snapshot("pq");
+    /// assert_eq!((s.adds, s.depth, s.retries), (1, 1, 1));
+    /// # }
+    /// ```
     pub fn with_config(rate_limiter: impl RateLimiter<T> + 'static, config: QueueConfig) -> Self {
         let (metrics, retries) = match (&config.metrics_provider, config.name.is_empty()) {
             (Some(provider), false) => (
@@ -224,6 +309,28 @@ impl<T: Item> PriorityQueue<T> {
     }
 
     /// Recomputes the unfinished-work gauges now (the queue also does it every 500ms).
+    ///
+    /// ```
+    ///
+    /// use faithful_workqueue::default_rate_limiters::priority_queue_default_rate_limiter;
+    /// use faithful_workqueue::metrics::InMemoryMetrics;
+    /// use faithful_workqueue::priorityqueue::PriorityQueue;
+    /// use faithful_workqueue::queue::QueueConfig;
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let metrics = Arc::new(InMemoryMetrics::default());
+    /// let config = QueueConfig::named("pq").metrics_provider(metrics.clone());
+    /// let q = PriorityQueue::with_config(priority_queue_default_rate_limiter(), config);
+    /// q.add("a");
+    /// let _a = q.get().await.unwrap();
+    /// tokio::time::advance(Duration::from_secs(2)).await;
+    /// q.update_unfinished_work();
+    /// assert_eq!(metrics.snapshot("pq").longest_running_processor_seconds, 2.0);
+    /// # }
+    /// ```
     pub fn update_unfinished_work(&self) {
         if let Some(metrics) = self.state().metrics.as_ref() {
             metrics.update_unfinished_work(Instant::now());
@@ -236,6 +343,31 @@ impl<T: Item> PriorityQueue<T> {
 
     /// Adds `items` with `opts`; see the [module docs](self) for how a re-add
     /// of a queued key combines with its entry. Ignored after shutdown.
+    ///
+    /// ```
+    /// use faithful_workqueue::priorityqueue::{AddOpts, PriorityQueue};
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let q = PriorityQueue::new();
+    ///
+    /// let at = |secs, priority| AddOpts { after: Duration::from_secs(secs), priority: Some(priority), ..AddOpts::default() };
+    /// q.add_with_opts(at(10, 1), ["a"]);
+    /// q.add_with_opts(at(1, 5), ["a"]); // earlier and higher: both win
+    /// q.add_with_opts(at(5, 0), ["a"]); // later and lower: both lose
+    /// tokio::time::advance(Duration::from_secs(1)).await;
+    /// assert_eq!(q.get_with_priority().await, Some(("a", 5)));
+    ///
+    /// // A raised priority goes to the back of its new level.
+    /// q.add_with_opts(at(0, 1), ["x", "y"]);
+    /// q.add("z");
+    /// q.add_with_opts(at(0, 1), ["z"]);
+    /// assert_eq!(q.get().await, Some("x"));
+    /// assert_eq!(q.get().await, Some("y"));
+    /// assert_eq!(q.get().await, Some("z"));
+    /// # }
+    /// ```
     pub fn add_with_opts(&self, opts: AddOpts, items: impl IntoIterator<Item = T>) {
         let mut state = self.state();
         if state.shutdown {
@@ -296,16 +428,65 @@ impl<T: Item> PriorityQueue<T> {
     }
 
     /// `add_with_opts` with default options: ready now, priority 0.
+    ///
+    /// ```
+    /// use faithful_workqueue::priorityqueue::{AddOpts, PriorityQueue};
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let q = PriorityQueue::new();
+    ///
+    /// q.add_with_opts(AddOpts { priority: Some(3), ..AddOpts::default() }, ["a"]);
+    /// q.add("a"); // a priority-0 re-add: the priority never decreases
+    /// assert_eq!(q.len(), 1);
+    /// assert_eq!(q.get_with_priority().await, Some(("a", 3)));
+    /// # }
+    /// ```
     pub fn add(&self, item: T) {
         self.add_with_opts(AddOpts::default(), [item]);
     }
 
     /// Ready after `delay`.
+    ///
+    /// ```
+    /// use faithful_workqueue::priorityqueue::PriorityQueue;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let q = PriorityQueue::new();
+    ///
+    /// q.add("a");
+    /// q.add_after("a", Duration::from_secs(10)); // "a" is ready: it stays ready
+    /// assert_eq!(q.len(), 1);
+    /// q.add_after("b", Duration::from_secs(10));
+    /// q.add_after("b", Duration::from_secs(1)); // the earliest ready time wins
+    /// tokio::time::advance(Duration::from_secs(1)).await;
+    /// assert_eq!(q.len(), 2);
+    /// # }
+    /// ```
     pub fn add_after(&self, item: T, delay: Duration) {
         self.add_with_opts(AddOpts { after: delay, ..AddOpts::default() }, [item]);
     }
 
     /// Ready after the rate limiter's delay for `item`.
+    ///
+    /// ```
+    /// use faithful_workqueue::priorityqueue::PriorityQueue;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let q = PriorityQueue::new();
+    ///
+    /// q.add_rate_limited("a"); // 5ms
+    /// q.add_rate_limited("a"); // 10ms: later, so the 5ms entry stays
+    /// assert_eq!(q.num_requeues(&"a"), 2); // but the limiter counted both
+    /// tokio::time::advance(Duration::from_millis(5)).await;
+    /// assert_eq!(q.len(), 1);
+    /// # }
+    /// ```
     pub fn add_rate_limited(&self, item: T) {
         self.add_with_opts(AddOpts { rate_limited: true, ..AddOpts::default() }, [item]);
     }
@@ -313,6 +494,29 @@ impl<T: Item> PriorityQueue<T> {
     /// Waits for the first ready key that is not locked and hands it out with
     /// its priority, locking it until [`done`](PriorityQueue::done). Returns
     /// `None` at once after shutdown, even if keys are ready.
+    ///
+    /// ```
+    /// use faithful_workqueue::priorityqueue::{AddOpts, PriorityQueue};
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let q = PriorityQueue::new();
+    ///
+    /// q.add("a");
+    /// q.add("b");
+    /// let (a, _) = q.get_with_priority().await.unwrap();
+    /// q.add_with_opts(AddOpts { priority: Some(1), ..AddOpts::default() }, [a]);
+    /// // The re-added "a" is first in line but locked: "b" is handed out.
+    /// assert_eq!(q.get_with_priority().await, Some(("b", 0)));
+    /// q.done(&a);
+    /// assert_eq!(q.get_with_priority().await, Some(("a", 1)));
+    ///
+    /// q.add("c");
+    /// q.shut_down();
+    /// assert_eq!(q.get_with_priority().await, None); // "c" is ready, but no drain
+    /// # }
+    /// ```
     pub async fn get_with_priority(&self) -> Option<(T, i32)> {
         loop {
             let mut changed = std::pin::pin!(self.changed.notified());
@@ -349,11 +553,44 @@ impl<T: Item> PriorityQueue<T> {
     }
 
     /// [`get_with_priority`](PriorityQueue::get_with_priority) without the priority.
+    ///
+    /// ```
+    /// use faithful_workqueue::priorityqueue::PriorityQueue;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let q = PriorityQueue::new();
+    ///
+    /// q.add_after("a", Duration::from_secs(2));
+    /// let start = tokio::time::Instant::now();
+    /// assert_eq!(q.get().await, Some("a")); // waits until "a" is ready
+    /// assert_eq!(start.elapsed(), Duration::from_secs(2));
+    /// # }
+    /// ```
     pub async fn get(&self) -> Option<T> {
         self.get_with_priority().await.map(|(key, _)| key)
     }
 
     /// Unlocks `item`: a copy re-added while it was processed can now be handed out.
+    ///
+    /// ```
+    /// use faithful_workqueue::priorityqueue::PriorityQueue;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let q = PriorityQueue::new();
+    ///
+    /// q.add("a");
+    /// let a = q.get().await.unwrap();
+    /// q.add(a);
+    /// // Locked: the copy is not handed out, however long we wait.
+    /// assert!(tokio::time::timeout(Duration::from_secs(60), q.get()).await.is_err());
+    /// q.done(&a);
+    /// assert_eq!(q.get().await, Some("a"));
+    /// # }
+    /// ```
     pub fn done(&self, item: &T) {
         let mut state = self.state();
         state.locked.remove(item);
@@ -365,23 +602,85 @@ impl<T: Item> PriorityQueue<T> {
     }
 
     /// The number of ready entries, re-added locked keys included, waiting ones not.
+    ///
+    /// ```
+    /// use faithful_workqueue::priorityqueue::PriorityQueue;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let q = PriorityQueue::new();
+    ///
+    /// q.add("a");
+    /// q.add_after("b", Duration::from_secs(1));
+    /// let a = q.get().await.unwrap();
+    /// assert_eq!(q.len(), 0); // handed out, and "b" is waiting
+    /// q.add(a);
+    /// assert_eq!(q.len(), 1); // a re-added locked key counts
+    /// # }
+    /// ```
     pub fn len(&self) -> usize {
         let mut state = self.state();
-        state.promote_due(Instant::now());
+        // After shutdown nothing becomes ready any more: upstream's goroutine
+        // that promotes waiting keys has stopped.
+        if !state.shutdown {
+            state.promote_due(Instant::now());
+        }
         state.ready.len()
     }
 
     /// Whether no entry is ready.
+    ///
+    /// ```
+    /// use faithful_workqueue::priorityqueue::PriorityQueue;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let q = PriorityQueue::new();
+    ///
+    /// q.add_after("a", Duration::from_secs(1));
+    /// assert!(q.is_empty()); // waiting entries are not counted
+    /// tokio::time::advance(Duration::from_secs(1)).await;
+    /// assert!(!q.is_empty());
+    /// # }
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// The rate limiter forgets `item`; the queue is untouched.
+    ///
+    /// ```
+    /// use faithful_workqueue::priorityqueue::PriorityQueue;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let q = PriorityQueue::new();
+    ///
+    /// q.add_rate_limited("a");
+    /// q.forget(&"a");
+    /// assert_eq!(q.num_requeues(&"a"), 0);
+    /// tokio::time::advance(Duration::from_millis(5)).await;
+    /// assert_eq!(q.len(), 1); // the retry is still queued
+    /// # }
+    /// ```
     pub fn forget(&self, item: &T) {
         self.rate_limiter.forget(item);
     }
 
     /// The rate limiter's failure count for `item`.
+    ///
+    /// ```
+    /// use faithful_workqueue::priorityqueue::PriorityQueue;
+    /// use std::time::Duration;
+    /// let q = PriorityQueue::new();
+    ///
+    /// q.add_rate_limited("a");
+    /// q.add_after("a", Duration::from_secs(1)); // not rate-limited: not counted
+    /// assert_eq!(q.num_requeues(&"a"), 1);
+    /// ```
     pub fn num_requeues(&self, item: &T) -> usize {
         self.rate_limiter.num_requeues(item)
     }
@@ -389,18 +688,67 @@ impl<T: Item> PriorityQueue<T> {
     /// Stops the queue: adds are ignored and every `get` returns `None`.
     /// Upstream panics on a second call (it closes a channel twice); here a
     /// second call does nothing.
+    ///
+    /// ```
+    /// use faithful_workqueue::priorityqueue::PriorityQueue;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let q = PriorityQueue::new();
+    ///
+    /// q.add("a");
+    /// q.shut_down();
+    /// q.shut_down(); // upstream would panic here
+    /// q.add("b"); // ignored
+    /// assert_eq!(q.len(), 1); // "a" is still ready ...
+    /// assert_eq!(q.get().await, None); // ... but never handed out
+    /// # }
+    /// ```
     pub fn shut_down(&self) {
-        self.state().shutdown = true;
+        let mut state = self.state();
+        // What upstream's timer goroutine has promoted by now, it promoted
+        // before the shutdown stopped it.
+        if !state.shutdown {
+            state.promote_due(Instant::now());
+        }
+        state.shutdown = true;
+        drop(state);
         self.changed.notify_waiters();
     }
 
     /// The same as [`shut_down`](PriorityQueue::shut_down), as upstream: the
     /// priority queue does not drain.
+    ///
+    /// ```
+    /// use faithful_workqueue::priorityqueue::PriorityQueue;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let q = PriorityQueue::new();
+    ///
+    /// q.add("a");
+    /// let _a = q.get().await.unwrap();
+    /// q.shut_down_with_drain().await; // returns at once, though "a" is still locked
+    /// assert!(q.shutting_down());
+    /// # }
+    /// ```
     pub async fn shut_down_with_drain(&self) {
         self.shut_down();
     }
 
     /// Whether the queue is shut down.
+    ///
+    /// ```
+    /// use faithful_workqueue::priorityqueue::PriorityQueue;
+    /// use std::time::Duration;
+    ///
+    /// let q: PriorityQueue<&str> = PriorityQueue::new();
+    /// assert!(!q.shutting_down());
+    /// q.shut_down();
+    /// assert!(q.shutting_down());
+    /// ```
     pub fn shutting_down(&self) -> bool {
         self.state().shutdown
     }
@@ -414,8 +762,44 @@ impl<T: Item> PriorityQueue<T> {
 /// `add_with_opts` becomes `add_rate_limited` if `rate_limited` (any `after` is
 /// then ignored), else `add_after` if `after` > 0, else `add`; priorities are
 /// dropped and `get_with_priority` reports 0.
+///
+/// ```
+/// use faithful_workqueue::default_rate_limiters::priority_queue_default_rate_limiter;
+/// use faithful_workqueue::priorityqueue::{AddOpts, PriorityInterface};
+/// use faithful_workqueue::rate_limiting_queue::RateLimitingQueue;
+/// use std::time::Duration;
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let q = RateLimitingQueue::new(priority_queue_default_rate_limiter());
+///
+/// // client-go's queue through upstream's wrapper.
+/// let opts = AddOpts { after: Duration::from_secs(60), rate_limited: true, priority: Some(10) };
+/// q.add_with_opts(opts, ["a"]);
+/// assert_eq!(q.num_requeues(&"a"), 1); // rate_limited wins; `after` is ignored
+/// tokio::time::advance(Duration::from_millis(5)).await;
+/// assert_eq!(q.get_with_priority().await, Some(("a", 0))); // the priority is dropped
+/// # }
+/// ```
 pub trait PriorityInterface<T: Send>: RateLimitingInterface<T> {
     /// Adds `items` with `opts`.
+    ///
+    /// ```
+    /// use faithful_workqueue::default_rate_limiters::priority_queue_default_rate_limiter;
+    /// use faithful_workqueue::priorityqueue::{AddOpts, PriorityInterface};
+    /// use faithful_workqueue::rate_limiting_queue::RateLimitingQueue;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let q = RateLimitingQueue::new(priority_queue_default_rate_limiter());
+    ///
+    /// q.add_with_opts(AddOpts { after: Duration::from_secs(1), ..AddOpts::default() }, ["a", "b"]);
+    /// assert_eq!(q.waiting_len(), 2); // add_after
+    /// q.add_with_opts(AddOpts::default(), ["c"]);
+    /// assert_eq!(q.len(), 1); // add
+    /// # }
+    /// ```
     fn add_with_opts(&self, opts: AddOpts, items: impl IntoIterator<Item = T>) {
         for item in items {
             if opts.rate_limited {
@@ -429,6 +813,25 @@ pub trait PriorityInterface<T: Send>: RateLimitingInterface<T> {
     }
 
     /// Hands out the next item with its priority.
+    ///
+    /// ```
+    ///
+    /// use faithful_workqueue::default_rate_limiters::priority_queue_default_rate_limiter;
+    /// use faithful_workqueue::priorityqueue::{AddOpts, PriorityInterface, PriorityQueue};
+    /// use faithful_workqueue::rate_limiting_queue::RateLimitingQueue;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let high = AddOpts { priority: Some(7), ..AddOpts::default() };
+    /// let pq = PriorityQueue::new();
+    /// PriorityInterface::add_with_opts(&pq, high, ["a"]);
+    /// assert_eq!(PriorityInterface::get_with_priority(&pq).await, Some(("a", 7)));
+    ///
+    /// let rl = RateLimitingQueue::new(priority_queue_default_rate_limiter());
+    /// rl.add_with_opts(high, ["a"]);
+    /// assert_eq!(rl.get_with_priority().await, Some(("a", 0))); // the wrapper reports 0
+    /// # }
+    /// ```
     fn get_with_priority(&self) -> impl std::future::Future<Output = Option<(T, i32)>> + Send {
         let get = self.get();
         async move { get.await.map(|item| (item, 0)) }

@@ -170,8 +170,9 @@ impl ControllerMetrics {
     }
 }
 
-/// The most distinct priorities `workqueue_depth` gets a series for; later
-/// ones go to `priority="exceeded_cardinality_limit"`, as upstream.
+/// The most distinct priorities `workqueue_depth` gets a series for. When one
+/// more shows up, every later update, for any priority, goes to
+/// `priority="exceeded_cardinality_limit"`, as upstream.
 pub const PRIORITY_CARDINALITY_LIMIT: usize = 25;
 
 /// controller-runtime's workqueue metrics provider: `workqueue_*` labelled
@@ -186,7 +187,6 @@ pub struct WorkqueueMetricsProvider {
     unfinished: Family<Labels, FloatGauge>,
     longest_running_processor: Family<Labels, FloatGauge>,
     retries: Family<Labels, Counter>,
-    priorities_seen: Arc<Mutex<BTreeSet<i32>>>,
 }
 
 impl WorkqueueMetricsProvider {
@@ -201,7 +201,6 @@ impl WorkqueueMetricsProvider {
             unfinished: Family::default(),
             longest_running_processor: Family::default(),
             retries: Family::default(),
-            priorities_seen: Arc::default(),
         };
         registry.register("workqueue_depth", "Current depth of workqueue by workqueue and priority", p.depth.clone());
         registry.register("workqueue_adds", "Total number of adds handled by workqueue", p.adds.clone());
@@ -273,17 +272,26 @@ impl SettableGaugeMetric for FamilyMetric<FloatGauge> {
 struct DepthByPriority {
     family: Family<Labels, Gauge>,
     name: String,
-    seen: Arc<Mutex<BTreeSet<i32>>>,
+    /// The priorities seen so far; `None` once the limit was exceeded.
+    seen: Arc<Mutex<Option<BTreeSet<i32>>>>,
 }
 
 impl DepthByPriority {
     fn series(&self, priority: i32) -> Labels {
+        // Upstream: once a 26th distinct priority shows up, every later update,
+        // for any priority, goes to the placeholder series.
         let mut seen = self.seen.lock().unwrap();
-        let label = if seen.contains(&priority) || seen.len() < PRIORITY_CARDINALITY_LIMIT {
-            seen.insert(priority);
-            priority.to_string()
-        } else {
-            "exceeded_cardinality_limit".to_owned()
+        let label = match seen.as_mut() {
+            None => "exceeded_cardinality_limit".to_owned(),
+            Some(priorities) => {
+                priorities.insert(priority);
+                if priorities.len() > PRIORITY_CARDINALITY_LIMIT {
+                    *seen = None;
+                    "exceeded_cardinality_limit".to_owned()
+                } else {
+                    priority.to_string()
+                }
+            }
         };
         labels(&[("controller", &self.name), ("name", &self.name), ("priority", &label)])
     }
@@ -303,7 +311,8 @@ impl MetricsProvider for WorkqueueMetricsProvider {
         Some(Arc::new(DepthByPriority {
             family: self.depth.clone(),
             name: name.to_owned(),
-            seen: self.priorities_seen.clone(),
+            // Counted per queue, as upstream counts per depth metric.
+            seen: Arc::new(Mutex::new(Some(BTreeSet::new()))),
         }))
     }
     fn new_depth_metric(&self, name: &str) -> Arc<dyn GaugeMetric> {
@@ -354,4 +363,31 @@ pub fn samples(registry: &Registry) -> Vec<(String, f64)> {
         .collect();
     all.sort_by(|a, b| a.0.cmp(&b.0));
     all
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_26th_priority_sends_every_later_update_to_the_placeholder() {
+        let mut registry = Registry::default();
+        let provider = WorkqueueMetricsProvider::register(&mut registry);
+        let depth = provider.new_depth_metric_with_priority("q").unwrap();
+        for priority in 0..25 {
+            depth.inc(priority);
+        }
+        depth.inc(25); // the 26th distinct priority
+        depth.inc(0); // a priority seen before goes to the placeholder too
+        let all = samples(&registry);
+        let value = |p: &str| {
+            all.iter()
+                .find(|(s, _)| s == &format!(r#"workqueue_depth{{controller="q",name="q",priority="{p}"}}"#))
+                .map(|(_, v)| *v)
+        };
+        assert_eq!(value("0"), Some(1.0));
+        assert_eq!(value("24"), Some(1.0));
+        assert_eq!(value("25"), None);
+        assert_eq!(value("exceeded_cardinality_limit"), Some(2.0));
+    }
 }

@@ -37,10 +37,32 @@ use crate::metrics::{DEFAULT_UNFINISHED_WORK_UPDATE_PERIOD, MetricsProvider, Que
 
 /// The bounds every queue item satisfies: upstream's `comparable`, plus `Send`
 /// so that queues can be shared between tokio tasks.
+///
+/// ```
+/// use faithful_workqueue::queue::{Item, Queue};
+/// use std::sync::Arc;
+///
+/// fn is_item<T: Item>() {}
+/// is_item::<u64>();
+/// is_item::<(String, u32)>();
+/// is_item::<Arc<str>>(); // a key that is cheap to clone
+///
+/// let q: Queue<Arc<str>> = Queue::new();
+/// q.add(Arc::from("default/web"));
+/// assert_eq!(q.len(), 1);
+/// ```
 pub trait Item: Clone + Eq + Hash + Send + 'static {}
 impl<T: Clone + Eq + Hash + Send + 'static> Item for T {}
 
 /// Options of a [`Queue`] (upstream's `QueueConfig`).
+///
+/// ```
+/// use faithful_workqueue::queue::QueueConfig;
+///
+/// let config = QueueConfig::default();
+/// assert!(config.name.is_empty()); // unnamed ...
+/// assert!(config.metrics_provider.is_none()); // ... and reporting nothing
+/// ```
 #[derive(Clone, Default)]
 pub struct QueueConfig {
     /// The queue's name. Metrics are reported only for a named queue.
@@ -51,11 +73,30 @@ pub struct QueueConfig {
 
 impl QueueConfig {
     /// A config with a name and no metrics provider.
+    ///
+    /// ```
+    /// use faithful_workqueue::queue::QueueConfig;
+    ///
+    /// let config = QueueConfig::named("pods");
+    /// assert_eq!(config.name, "pods");
+    /// assert!(config.metrics_provider.is_none());
+    /// ```
     pub fn named(name: impl Into<String>) -> Self {
         Self { name: name.into(), metrics_provider: None }
     }
 
     /// Sets the metrics provider.
+    ///
+    /// ```
+    /// use faithful_workqueue::metrics::InMemoryMetrics;
+    /// use faithful_workqueue::queue::{Queue, QueueConfig};
+    /// use std::sync::Arc;
+    ///
+    /// let metrics = Arc::new(InMemoryMetrics::default());
+    /// let q = Queue::with_config(QueueConfig::named("pods").metrics_provider(metrics.clone()));
+    /// q.add("default/web");
+    /// assert_eq!(metrics.snapshot("pods").adds, 1);
+    /// ```
     pub fn metrics_provider(mut self, provider: Arc<dyn MetricsProvider>) -> Self {
         self.metrics_provider = Some(provider);
         self
@@ -146,6 +187,14 @@ impl<T: Item> Default for Queue<T> {
 
 impl<T: Item> Queue<T> {
     /// A queue without metrics (upstream's `NewTyped`).
+    ///
+    /// ```
+    /// use faithful_workqueue::queue::Queue;
+    ///
+    /// let q: Queue<u32> = Queue::new();
+    /// assert!(q.is_empty());
+    /// assert!(!q.shutting_down());
+    /// ```
     pub fn new() -> Self {
         Self::with_config(QueueConfig::default())
     }
@@ -156,6 +205,21 @@ impl<T: Item> Queue<T> {
     /// refreshes its unfinished-work gauges every 500ms on a tokio task until it
     /// shuts down. That task needs a tokio runtime; outside one the gauges are
     /// refreshed only by [`Queue::update_unfinished_work`].
+    ///
+    /// ```
+    /// use faithful_workqueue::metrics::InMemoryMetrics;
+    /// use faithful_workqueue::queue::{Queue, QueueConfig};
+    /// use std::sync::Arc;
+    ///
+    /// let metrics = Arc::new(InMemoryMetrics::default());
+    /// let unnamed = Queue::with_config(QueueConfig::default().metrics_provider(metrics.clone()));
+    /// unnamed.add("a");
+    /// assert_eq!(metrics.snapshot("").adds, 0); // no name: no metrics
+    ///
+    /// let named = Queue::with_config(QueueConfig::named("q").metrics_provider(metrics.clone()));
+    /// named.add("a");
+    /// assert_eq!(metrics.snapshot("q").adds, 1);
+    /// ```
     pub fn with_config(config: QueueConfig) -> Self {
         let metrics = match (&config.metrics_provider, config.name.is_empty()) {
             (Some(provider), false) => Some(QueueMetrics::new(&config.name, provider.as_ref())),
@@ -194,6 +258,24 @@ impl<T: Item> Queue<T> {
     /// * already dirty: nothing happens (deduplication);
     /// * being processed: marked dirty only, and re-queued by [`done`](Queue::done);
     /// * otherwise: pushed to the back of the FIFO, waking one waiting `get`.
+    ///
+    /// ```
+    /// use faithful_workqueue::queue::Queue;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let q = Queue::new();
+    /// q.add("a");
+    /// q.add("b");
+    /// q.add("a"); // already dirty: nothing happens
+    /// assert_eq!(q.len(), 2);
+    /// assert_eq!(q.get().await, Some("a")); // FIFO order
+    ///
+    /// q.shut_down();
+    /// q.add("c"); // ignored
+    /// assert_eq!(q.len(), 1);
+    /// # }
+    /// ```
     pub fn add(&self, item: T) {
         self.add_at(item, Instant::now());
     }
@@ -224,11 +306,39 @@ impl<T: Item> Queue<T> {
 
     /// The number of items waiting in the FIFO. Items being processed, and
     /// items re-added while being processed, are not counted.
+    ///
+    /// ```
+    /// use faithful_workqueue::queue::Queue;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let q = Queue::new();
+    /// q.add("a");
+    /// q.add("b");
+    /// let a = q.get().await.unwrap();
+    /// assert_eq!(q.len(), 1); // "a" is processing: not counted
+    /// q.add(a);
+    /// assert_eq!(q.len(), 1); // dirty while processing: still not counted
+    /// # }
+    /// ```
     pub fn len(&self) -> usize {
         self.state().fifo.len()
     }
 
     /// Whether the FIFO is empty.
+    ///
+    /// ```
+    /// use faithful_workqueue::queue::Queue;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let q = Queue::new();
+    /// assert!(q.is_empty());
+    /// q.add("a");
+    /// let _a = q.get().await.unwrap();
+    /// assert!(q.is_empty()); // an item being processed is not in the FIFO
+    /// # }
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -238,6 +348,21 @@ impl<T: Item> Queue<T> {
     ///
     /// After [`shut_down`](Queue::shut_down), `get` keeps handing out what is
     /// still in the FIFO, and returns `None` once it is empty.
+    ///
+    /// ```
+    /// use faithful_workqueue::queue::Queue;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let q = Queue::new();
+    /// q.add("a");
+    /// q.add("b");
+    /// assert_eq!(q.get().await, Some("a"));
+    /// q.shut_down();
+    /// assert_eq!(q.get().await, Some("b")); // what is left is still handed out
+    /// assert_eq!(q.get().await, None);
+    /// # }
+    /// ```
     pub async fn get(&self) -> Option<T> {
         loop {
             // Register interest before looking, so an add between the look and
@@ -308,6 +433,29 @@ impl<T: Item> Queue<T> {
     ///
     /// Upstream does not check that the item was being processed: `done` on an
     /// item that is only queued pushes it a second time. This port keeps that.
+    ///
+    /// ```
+    /// use faithful_workqueue::queue::Queue;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let q = Queue::new();
+    /// q.add("a");
+    /// let a = q.get().await.unwrap();
+    /// q.add(a); // dirty while processing
+    /// assert_eq!(q.len(), 0);
+    /// q.done(&a); // re-queued now
+    /// assert_eq!(q.len(), 1);
+    ///
+    /// let a = q.get().await.unwrap();
+    /// q.done(&a); // not dirty: simply finished
+    /// assert!(q.is_empty());
+    ///
+    /// q.add("b");
+    /// q.done(&"b"); // "b" was only queued: it is pushed a second time
+    /// assert_eq!(q.len(), 2);
+    /// # }
+    /// ```
     pub fn done(&self, item: &T) {
         let mut state = self.state();
         if let Some(metrics) = state.metrics.as_mut() {
@@ -347,6 +495,25 @@ impl<T: Item> Queue<T> {
     /// Stops the queue: later adds are ignored, and every waiting
     /// [`get`](Queue::get) wakes up (to take what is left, or `None`).
     /// Calling it again is harmless.
+    ///
+    /// ```
+    /// use faithful_workqueue::queue::Queue;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let q: Queue<&str> = Queue::new();
+    /// let waiter = tokio::spawn({
+    ///     let q = q.clone();
+    ///     async move { q.get().await }
+    /// });
+    /// tokio::task::yield_now().await; // the waiter is blocked in get
+    /// q.shut_down();
+    /// assert_eq!(waiter.await.unwrap(), None);
+    /// q.shut_down(); // harmless
+    /// q.add("a"); // ignored
+    /// assert!(q.is_empty());
+    /// # }
+    /// ```
     pub fn shut_down(&self) {
         let mut state = self.state();
         state.drain = false;
@@ -360,6 +527,27 @@ impl<T: Item> Queue<T> {
     /// item is [`done`](Queue::done). It waits for the processing set only, not
     /// for the FIFO; a worker that never calls `done` makes it wait forever, and
     /// a plain `shut_down` ends the wait.
+    ///
+    /// ```
+    /// use faithful_workqueue::queue::Queue;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let q = Queue::new();
+    /// q.add("a");
+    /// q.add("b");
+    /// let a = q.get().await.unwrap(); // "a" processing, "b" still queued
+    /// let drain = tokio::spawn({
+    ///     let q = q.clone();
+    ///     async move { q.shut_down_with_drain().await }
+    /// });
+    /// tokio::task::yield_now().await;
+    /// assert!(!drain.is_finished()); // waits for "a" ...
+    /// q.done(&a);
+    /// drain.await.unwrap(); // ... but not for "b"
+    /// assert_eq!(q.len(), 1);
+    /// # }
+    /// ```
     pub async fn shut_down_with_drain(&self) {
         {
             let mut state = self.state();
@@ -381,6 +569,15 @@ impl<T: Item> Queue<T> {
     }
 
     /// Whether [`shut_down`](Queue::shut_down) has been called.
+    ///
+    /// ```
+    /// use faithful_workqueue::queue::Queue;
+    ///
+    /// let q: Queue<u32> = Queue::new();
+    /// assert!(!q.shutting_down());
+    /// q.shut_down();
+    /// assert!(q.shutting_down());
+    /// ```
     pub fn shutting_down(&self) -> bool {
         self.state().shutting_down
     }
@@ -389,6 +586,29 @@ impl<T: Item> Queue<T> {
     /// `workqueue_longest_running_processor_seconds` now. A queue with metrics
     /// does this every 500ms by itself; call it to read the gauges at an exact
     /// moment.
+    ///
+    /// ```
+    /// use faithful_workqueue::metrics::InMemoryMetrics;
+    /// use faithful_workqueue::queue::{Queue, QueueConfig};
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let metrics = Arc::new(InMemoryMetrics::default());
+    /// let q = Queue::with_config(QueueConfig::named("q").metrics_provider(metrics.clone()));
+    /// q.add("a");
+    /// q.add("b");
+    /// let _a = q.get().await.unwrap();
+    /// tokio::time::advance(Duration::from_secs(3)).await;
+    /// let _b = q.get().await.unwrap();
+    /// tokio::time::advance(Duration::from_secs(1)).await;
+    /// q.update_unfinished_work();
+    /// let s = metrics.snapshot("q");
+    /// assert_eq!(s.unfinished_work_seconds, 5.0); // 4s + 1s
+    /// assert_eq!(s.longest_running_processor_seconds, 4.0);
+    /// # }
+    /// ```
     pub fn update_unfinished_work(&self) {
         let state = self.state();
         if let Some(metrics) = state.metrics.as_ref() {
@@ -398,6 +618,23 @@ impl<T: Item> Queue<T> {
 
     /// A snapshot of the three collections, for teaching and debugging: the
     /// FIFO in order, then the dirty and processing sets as given by `sort`.
+    ///
+    /// ```
+    /// use faithful_workqueue::queue::Queue;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let q = Queue::new();
+    /// q.add("b");
+    /// q.add("a");
+    /// let b = q.get().await.unwrap();
+    /// q.add(b);
+    /// let s = q.debug_state();
+    /// assert_eq!(s.fifo, ["a"]);
+    /// assert_eq!(s.dirty, ["a", "b"]); // "b" was re-added while processing
+    /// assert_eq!(s.processing, ["b"]);
+    /// # }
+    /// ```
     pub fn debug_state(&self) -> QueueState<T>
     where
         T: Ord,
@@ -413,6 +650,16 @@ impl<T: Item> Queue<T> {
 }
 
 /// The contents of a [`Queue`] at one moment; see [`Queue::debug_state`].
+///
+/// ```
+/// use faithful_workqueue::queue::{Queue, QueueState};
+///
+/// let q = Queue::new();
+/// q.add(2);
+/// q.add(1);
+/// let want = QueueState { fifo: vec![2, 1], dirty: vec![1, 2], processing: vec![] };
+/// assert_eq!(q.debug_state(), want);
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct QueueState<T> {
     /// The FIFO, head first.
@@ -452,6 +699,22 @@ async fn update_unfinished_work_loop<T: Item>(queue: Weak<Inner<T>>, mut ticker:
 /// consumes the lease, so a second `done` does not compile. The only ways to
 /// reproduce the silent stall are to leak the lease (`std::mem::forget`,
 /// `Box::leak`, a reference cycle) or to keep it alive forever.
+///
+/// ```
+/// use faithful_workqueue::queue::Queue;
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let q = Queue::new();
+/// q.add("a");
+/// let lease = q.lease().await.unwrap();
+/// assert_eq!(*lease, "a"); // derefs to the item
+/// q.add("a");
+/// assert_eq!(q.len(), 0); // nobody else gets "a" while it is leased
+/// drop(lease); // done("a"): the dirty copy is queued
+/// assert_eq!(q.len(), 1);
+/// # }
+/// ```
 #[must_use = "dropping the lease at once calls done: hold it while you process the item"]
 pub struct Lease<T: Item> {
     queue: Queue<T>,
@@ -464,11 +727,38 @@ impl<T: Item> Lease<T> {
     }
 
     /// The leased item.
+    ///
+    /// ```
+    /// use faithful_workqueue::queue::Queue;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let q = Queue::new();
+    /// q.add("a");
+    /// let lease = q.lease().await.unwrap();
+    /// assert_eq!(lease.item(), &"a");
+    /// # }
+    /// ```
     pub fn item(&self) -> &T {
         self.item.as_ref().expect("a lease holds its item until it is dropped")
     }
 
     /// Calls `done` now (instead of at the end of the scope), consuming the lease.
+    ///
+    /// ```
+    /// use faithful_workqueue::queue::Queue;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let q = Queue::new();
+    /// q.add("a");
+    /// let lease = q.lease().await.unwrap();
+    /// q.add(*lease.item());
+    /// assert_eq!(q.len(), 0);
+    /// lease.done(); // done("a") now, not at the end of the scope
+    /// assert_eq!(q.len(), 1);
+    /// # }
+    /// ```
     pub fn done(self) {
         drop(self);
     }

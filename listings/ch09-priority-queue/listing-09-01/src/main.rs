@@ -7,6 +7,9 @@ use std::time::Duration;
 use faithful_workqueue::go_duration::GoDuration;
 use faithful_workqueue::priorityqueue::{AddOpts, LOW_PRIORITY, PriorityQueue};
 
+/// How long the stall demonstration waits (virtual time: free).
+const PATIENCE: Duration = Duration::from_millis(500);
+
 fn at(priority: i32) -> AddOpts {
     AddOpts { priority: Some(priority), ..AddOpts::default() }
 }
@@ -61,9 +64,27 @@ async fn main() {
         let key = get(&queue).await;
         queue.done(&key);
     }
-    queue.shut_down();
+    // ANCHOR_END: ready
+
+    // ANCHOR: stall
+    queue.add_after("g", Duration::from_secs(10));
+    queue.add_after("g", Duration::from_secs(2)); // the earliest readiness wins
+    step(&queue, "add_after g 10s, then add_after g 2s");
+    tokio::time::advance(Duration::from_secs(2)).await;
+    step(&queue, "2s later: g is ready");
+    let g = get(&queue).await;
+    for _ in 0..100 {
+        queue.add(g); // and no done: the stall of chapter 5
+    }
+    step(&queue, "no done for g; 100 more add g");
+    let stalled = tokio::time::timeout(PATIENCE, queue.get_with_priority()).await.is_err();
+    println!("{:<44}{}", "get with only g queued", if stalled { "timed out after 500ms" } else { "returned" });
+    // ANCHOR_END: stall
+
+    // ANCHOR: shutdown
+    queue.shut_down(); // g's entry is still ready: no drain
     queue.add("f");
     step(&queue, "shut_down, then add f (ignored)");
     println!("get after shut_down returns at once: shutdown={}", queue.get_with_priority().await.is_none());
-    // ANCHOR_END: ready
+    // ANCHOR_END: shutdown
 }

@@ -102,10 +102,38 @@ func TestPriorityOrder(t *testing.T) {
 			key := get(t, q)
 			q.Done(key)
 		}
-		q.ShutDown()
+		// The earliest readiness wins: g is ready after 2s, not 10s.
+		q.AddAfter("g", 10*time.Second)
+		q.AddAfter("g", 2*time.Second)
+		step(q, "add_after g 10s, then add_after g 2s")
+		time.Sleep(2 * time.Second)
+		synctest.Wait()
+		step(q, "2s later: g is ready")
+		g := get(t, q)
+		for range 100 {
+			q.Add(g) // and no Done: the stall of chapter 5
+		}
+		step(q, "no done for g; 100 more add g")
+		// A Get that would block forever, bounded by a virtual 500ms. The
+		// goroutine stays parked in GetWithPriority until ShutDown frees it.
+		got := make(chan struct{})
+		go func() {
+			q.GetWithPriority()
+			close(got)
+		}()
+		result := "returned"
+		select {
+		case <-got:
+		case <-time.After(500 * time.Millisecond):
+			result = "timed out after 500ms"
+		}
+		fmt.Fprintf(stdout, "%-44s%s\n", "get with only g queued", result)
+
+		q.ShutDown() // g's entry is still ready: no drain
 		q.Add("f")
 		step(q, "shut_down, then add f (ignored)")
 		_, _, shutdown := q.GetWithPriority()
 		fmt.Fprintf(stdout, "get after shut_down returns at once: shutdown=%t\n", shutdown)
+		<-got
 	})
 }

@@ -82,9 +82,16 @@ async fn main() {
     // ANCHOR_END: stall
 
     // ANCHOR: shutdown
-    queue.shut_down(); // g's entry is still ready: no drain
+    queue.shut_down();
     queue.add("f");
     step(&queue, "shut_down, then add f (ignored)");
     println!("get after shut_down returns at once: shutdown={}", queue.get_with_priority().await.is_none());
+    // No drain: a fresh queue with a ready, unlocked key, shut down.
+    let fresh = PriorityQueue::new();
+    fresh.add("h");
+    step(&fresh, "new queue: add h");
+    fresh.shut_down();
+    step(&fresh, "shut_down");
+    println!("get returns at once, h not handed out: shutdown={}", fresh.get_with_priority().await.is_none());
     // ANCHOR_END: shutdown
 }

@@ -135,5 +135,17 @@ func TestPriorityOrder(t *testing.T) {
 		_, _, shutdown := q.GetWithPriority()
 		fmt.Fprintf(stdout, "get after shut_down returns at once: shutdown=%t\n", shutdown)
 		<-got
+
+		// No drain: a fresh queue with a ready, unlocked key, shut down.
+		fresh := priorityqueue.New[string]("fresh")
+		fresh.Add("h")
+		// Len flushes the add buffer. Without it, an Add right before
+		// ShutDown can be dropped: the buffer is flushed by a goroutine, and
+		// a flush after ShutDown ignores what it finds.
+		step(fresh, "new queue: add h")
+		fresh.ShutDown()
+		step(fresh, "shut_down")
+		_, _, shutdown = fresh.GetWithPriority()
+		fmt.Fprintf(stdout, "get returns at once, h not handed out: shutdown=%t\n", shutdown)
 	})
 }

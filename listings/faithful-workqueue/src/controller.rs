@@ -30,6 +30,16 @@ use crate::reconcile::{ReconcileResult, Reconciler, is_terminal};
 
 /// How a controller runs its reconciler (a subset of upstream's
 /// `controller.Options`).
+///
+/// ```
+/// use faithful_workqueue::controller::Options;
+///
+/// let options = Options::default();
+/// assert!(options.use_priority_queue && options.recover_panic);
+/// assert_eq!(options.max_concurrent_reconciles, 1);
+/// assert!(options.reconciliation_timeout.is_none()); // waits forever
+/// assert!(options.metrics.is_none() && options.workqueue_metrics.is_none());
+/// ```
 #[derive(Clone)]
 pub struct Options {
     /// The controller's name: the `controller` label of its metrics, and its
@@ -74,6 +84,31 @@ impl Default for Options {
 /// Which arm of the switch a reconcile took; the names are upstream's metric
 /// labels (`controller_runtime_reconcile_total{result=...}`), with terminal
 /// errors told apart.
+///
+/// ```
+/// use faithful_workqueue::controller::{Controller, Outcome};
+/// use faithful_workqueue::default_rate_limiters::priority_queue_default_rate_limiter;
+/// use faithful_workqueue::rate_limiting_queue::RateLimitingQueue;
+/// use faithful_workqueue::reconcile::ReconcileResult;
+/// use std::time::Duration;
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// async fn reconcile(key: &'static str) -> anyhow::Result<ReconcileResult> {
+///     Ok(match key {
+///         "later" => ReconcileResult::requeue_after(Duration::from_secs(30)),
+///         "again" => ReconcileResult { requeue: true, ..ReconcileResult::default() },
+///         _ => ReconcileResult::done(),
+///     })
+/// }
+/// let queue = RateLimitingQueue::new(priority_queue_default_rate_limiter());
+/// let c = Controller::new(queue.clone(), reconcile);
+/// assert_eq!(c.reconcile_handler("later", 0).await, Outcome::RequeueAfter(Duration::from_secs(30)));
+/// assert_eq!(c.reconcile_handler("again", 0).await, Outcome::Requeue);
+/// assert_eq!(c.reconcile_handler("fine", 0).await, Outcome::Success);
+/// assert_eq!(queue.num_requeues(&"again"), 1); // only Requeue counted a failure
+/// # }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {
     /// A terminal error: no requeue, no forget.
@@ -90,6 +125,19 @@ pub enum Outcome {
 
 impl Outcome {
     /// The `result` label of `controller_runtime_reconcile_total` for this arm.
+    ///
+    /// ```
+    /// use faithful_workqueue::controller::Outcome;
+    /// use std::time::Duration;
+    ///
+    /// assert_eq!(Outcome::TerminalError.result_label(), "error"); // shares the error label
+    /// assert_eq!(Outcome::Error.result_label(), "error");
+    /// assert_eq!(Outcome::RequeueAfter(Duration::from_secs(1)).result_label(), "requeue_after");
+    /// assert_eq!(Outcome::Success.result_label(), "success");
+    /// // Display tells them apart, with Go's duration notation.
+    /// assert_eq!(Outcome::TerminalError.to_string(), "terminal error");
+    /// assert_eq!(Outcome::RequeueAfter(Duration::from_millis(1500)).to_string(), "requeue after 1.5s");
+    /// ```
     pub fn result_label(&self) -> &'static str {
         match self {
             Outcome::TerminalError | Outcome::Error => "error",
@@ -149,16 +197,78 @@ where
     R: Reconciler<T>,
 {
     /// A controller with default [`Options`].
+    ///
+    /// ```
+    /// use faithful_workqueue::controller::{Controller, Outcome};
+    /// use faithful_workqueue::default_rate_limiters::priority_queue_default_rate_limiter;
+    /// use faithful_workqueue::rate_limiting_queue::RateLimitingQueue;
+    /// use faithful_workqueue::reconcile::ReconcileResult;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// async fn reconcile(key: &'static str) -> anyhow::Result<ReconcileResult> {
+    ///     if key == "boom" {
+    ///         panic!("index out of range");
+    ///     }
+    ///     Ok(ReconcileResult::done())
+    /// }
+    /// let queue = RateLimitingQueue::new(priority_queue_default_rate_limiter());
+    /// let c = Controller::new(queue.clone(), reconcile);
+    /// // recover_panic is on by default: the panic is retried like an error.
+    /// assert_eq!(c.reconcile_handler("boom", 0).await, Outcome::Error);
+    /// assert_eq!(queue.num_requeues(&"boom"), 1);
+    /// # }
+    /// ```
     pub fn new(queue: Q, reconciler: R) -> Self {
         Self::with_options(queue, reconciler, Options::default())
     }
 
     /// A controller with `options`.
+    ///
+    /// ```
+    /// use faithful_workqueue::controller::{Controller, Options};
+    /// use faithful_workqueue::default_rate_limiters::priority_queue_default_rate_limiter;
+    /// use faithful_workqueue::rate_limiting_queue::RateLimitingQueue;
+    /// use faithful_workqueue::reconcile::ReconcileResult;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// async fn slow(_: &'static str) -> anyhow::Result<ReconcileResult> {
+    ///     tokio::time::sleep(Duration::from_secs(60)).await;
+    ///     Ok(ReconcileResult::done())
+    /// }
+    /// let queue = RateLimitingQueue::new(priority_queue_default_rate_limiter());
+    /// let options = Options { reconciliation_timeout: Some(Duration::from_secs(1)), ..Options::default() };
+    /// let c = Controller::with_options(queue, slow, options);
+    /// let err = c.reconcile("web").await.unwrap_err(); // the future is dropped after 1s
+    /// assert_eq!(err.to_string(), "reconciliation timed out after 1s");
+    /// # }
+    /// ```
     pub fn with_options(queue: Q, reconciler: R, options: Options) -> Self {
         Self { queue, reconciler, options, _item: std::marker::PhantomData }
     }
 
     /// The queue this controller works from.
+    ///
+    /// ```
+    /// use faithful_workqueue::controller::Controller;
+    /// use faithful_workqueue::default_rate_limiters::priority_queue_default_rate_limiter;
+    /// use faithful_workqueue::rate_limiting_queue::RateLimitingQueue;
+    /// use faithful_workqueue::reconcile::ReconcileResult;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// async fn ok(_: &'static str) -> anyhow::Result<ReconcileResult> {
+    ///     Ok(ReconcileResult::done())
+    /// }
+    /// let queue = RateLimitingQueue::new(priority_queue_default_rate_limiter());
+    /// let c = Controller::new(queue.clone(), ok);
+    /// c.queue().add("a");
+    /// assert_eq!(queue.len(), 1); // the same queue: clones share it
+    /// # }
+    /// ```
     pub fn queue(&self) -> &Q {
         &self.queue
     }
@@ -168,6 +278,31 @@ where
     ///
     /// `done` is owed from the moment `get` returns, so it is armed first: a
     /// guard calls it when this function returns or unwinds.
+    ///
+    /// ```
+    /// use faithful_workqueue::controller::Controller;
+    /// use faithful_workqueue::default_rate_limiters::priority_queue_default_rate_limiter;
+    /// use faithful_workqueue::rate_limiting_queue::RateLimitingQueue;
+    /// use faithful_workqueue::reconcile::ReconcileResult;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// async fn reconcile(key: &'static str) -> anyhow::Result<ReconcileResult> {
+    ///     anyhow::ensure!(key != "bad", "cannot reconcile {key}");
+    ///     Ok(ReconcileResult::done())
+    /// }
+    /// let queue = RateLimitingQueue::new(priority_queue_default_rate_limiter());
+    /// let c = Controller::new(queue.clone(), reconcile);
+    /// queue.add("bad");
+    /// assert!(c.process_next_work_item().await);
+    /// let state = queue.queue().debug_state();
+    /// assert!(state.processing.is_empty()); // done was called, error or not
+    /// assert_eq!(queue.waiting_len(), 1); // "bad" retries in 5ms
+    ///
+    /// queue.shut_down();
+    /// assert!(!c.process_next_work_item().await); // shut down and empty: the worker stops
+    /// # }
+    /// ```
     pub async fn process_next_work_item(&self) -> bool {
         let Some((item, priority)) = self.queue.get_with_priority().await else {
             return false;
@@ -183,6 +318,36 @@ where
     /// returns the arm taken. Every requeue keeps the priority, unless the
     /// result sets another (upstream applies `Result.Priority` before the
     /// switch, on every arm).
+    ///
+    /// ```
+    /// use anyhow::anyhow;
+    /// use faithful_workqueue::controller::{Controller, Outcome};
+    /// use faithful_workqueue::priorityqueue::PriorityQueue;
+    /// use faithful_workqueue::reconcile::{terminal_error, ReconcileResult};
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// async fn reconcile(key: &'static str) -> anyhow::Result<ReconcileResult> {
+    ///     match key {
+    ///         "fatal" => Err(terminal_error(anyhow!("spec.replicas must be >= 0"))),
+    ///         _ => Err(anyhow!("connection refused")),
+    ///     }
+    /// }
+    /// let queue = PriorityQueue::new();
+    /// let c = Controller::new(queue.clone(), reconcile);
+    ///
+    /// queue.add_rate_limited("fatal"); // one earlier failure
+    /// tokio::time::advance(Duration::from_millis(5)).await;
+    /// let _ = queue.get().await;
+    /// assert_eq!(c.reconcile_handler("fatal", 0).await, Outcome::TerminalError);
+    /// assert_eq!(queue.num_requeues(&"fatal"), 1); // not requeued, not forgotten
+    ///
+    /// assert_eq!(c.reconcile_handler("flaky", 7).await, Outcome::Error);
+    /// tokio::time::advance(Duration::from_millis(5)).await;
+    /// assert_eq!(queue.get_with_priority().await, Some(("flaky", 7))); // the priority is kept
+    /// # }
+    /// ```
     pub async fn reconcile_handler(&self, request: T, priority: i32) -> Outcome {
         let started = Instant::now();
         let outcome = self.switch(request, priority).await;
@@ -230,6 +395,24 @@ where
     ///
     /// With `recover_panic`, a panic becomes the error `panic: <message>
     /// [recovered]`, worded as upstream's.
+    ///
+    /// ```
+    /// use faithful_workqueue::controller::Controller;
+    /// use faithful_workqueue::default_rate_limiters::priority_queue_default_rate_limiter;
+    /// use faithful_workqueue::rate_limiting_queue::RateLimitingQueue;
+    /// use faithful_workqueue::reconcile::ReconcileResult;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// async fn reconcile(_: &'static str) -> anyhow::Result<ReconcileResult> {
+    ///     panic!("index out of range")
+    /// }
+    /// let queue = RateLimitingQueue::new(priority_queue_default_rate_limiter());
+    /// let c = Controller::new(queue, reconcile);
+    /// let err = c.reconcile("web").await.unwrap_err();
+    /// assert_eq!(err.to_string(), "panic: index out of range [recovered]");
+    /// # }
+    /// ```
     pub async fn reconcile(&self, request: T) -> anyhow::Result<ReconcileResult> {
         let metrics = self.options.metrics.as_ref();
         let name = &self.options.name;
@@ -271,6 +454,35 @@ where
     /// queue is shut down; each worker finishes the request it holds, then
     /// stops, and `start` returns once they all have. A worker's panic (with
     /// `recover_panic` off) is re-raised here after the others stopped.
+    ///
+    /// ```
+    /// use faithful_workqueue::controller::Controller;
+    /// use faithful_workqueue::default_rate_limiters::priority_queue_default_rate_limiter;
+    /// use faithful_workqueue::rate_limiting_queue::RateLimitingQueue;
+    /// use faithful_workqueue::reconcile::ReconcileResult;
+    /// use std::sync::{Arc, Mutex};
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let seen = Arc::new(Mutex::new(Vec::new()));
+    /// let reconciler = {
+    ///     let seen = seen.clone();
+    ///     move |key: &'static str| {
+    ///         seen.lock().unwrap().push(key);
+    ///         async { anyhow::Ok(ReconcileResult::done()) }
+    ///     }
+    /// };
+    /// let queue = RateLimitingQueue::new(priority_queue_default_rate_limiter());
+    /// let c = Arc::new(Controller::new(queue.clone(), reconciler));
+    /// let (tx, rx) = tokio::sync::mpsc::channel(8);
+    /// tx.send("a").await.unwrap();
+    /// tx.send("b").await.unwrap();
+    /// c.start(rx, tokio::time::sleep(Duration::from_secs(1))).await;
+    /// assert_eq!(*seen.lock().unwrap(), ["a", "b"]);
+    /// assert!(queue.shutting_down()); // start shut the queue down on its way out
+    /// # }
+    /// ```
     pub async fn start(self: Arc<Self>, mut source: tokio::sync::mpsc::Receiver<T>, shutdown: impl Future<Output = ()>)
     where
         Q: 'static,
@@ -318,6 +530,27 @@ where
 
     /// Runs `max_concurrent_reconciles` workers until the queue is shut down
     /// and drained, then returns.
+    ///
+    /// ```
+    /// use faithful_workqueue::controller::Controller;
+    /// use faithful_workqueue::default_rate_limiters::priority_queue_default_rate_limiter;
+    /// use faithful_workqueue::rate_limiting_queue::RateLimitingQueue;
+    /// use faithful_workqueue::reconcile::ReconcileResult;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// async fn ok(_: &'static str) -> anyhow::Result<ReconcileResult> {
+    ///     Ok(ReconcileResult::done())
+    /// }
+    /// let queue = RateLimitingQueue::new(priority_queue_default_rate_limiter());
+    /// let c = std::sync::Arc::new(Controller::new(queue.clone(), ok));
+    /// queue.add("a");
+    /// queue.add("b");
+    /// queue.shut_down();
+    /// c.run().await; // client-go's queue hands out what is left, then the workers stop
+    /// assert!(queue.is_empty());
+    /// # }
+    /// ```
     pub async fn run(self: Arc<Self>)
     where
         Q: 'static,
@@ -390,6 +623,17 @@ impl<F: Future> Future for CatchUnwind<F> {
 }
 
 /// The text of a panic payload, as Go's `%v` prints a panic value.
+///
+/// ```
+/// use faithful_workqueue::controller::panic_message;
+///
+/// assert_eq!(panic_message(&"boom"), "boom");
+/// assert_eq!(panic_message(&String::from("boom")), "boom");
+/// assert_eq!(panic_message(&42), "non-string panic payload");
+///
+/// let payload = std::panic::catch_unwind(|| panic!("index {} out of range", 3)).unwrap_err();
+/// assert_eq!(panic_message(&*payload), "index 3 out of range");
+/// ```
 pub fn panic_message(payload: &(dyn Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&'static str>() {
         (*s).to_owned()
@@ -402,6 +646,24 @@ pub fn panic_message(payload: &(dyn Any + Send)) -> String {
 
 /// The queue [`Controller::new_typed_unmanaged`] builds: the priority queue by
 /// default, client-go's rate-limiting queue when `use_priority_queue` is off.
+///
+/// ```
+/// use faithful_workqueue::controller::{Controller, DefaultQueue, Options};
+/// use faithful_workqueue::reconcile::ReconcileResult;
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// async fn ok(_: &'static str) -> anyhow::Result<ReconcileResult> {
+///     Ok(ReconcileResult::done())
+/// }
+/// let c: Controller<&str, _, _> = Controller::new_typed_unmanaged(ok, Options::default());
+/// assert!(matches!(c.queue(), DefaultQueue::Priority(_)));
+///
+/// let options = Options { use_priority_queue: false, ..Options::default() };
+/// let c: Controller<&str, _, _> = Controller::new_typed_unmanaged(ok, options);
+/// assert!(matches!(c.queue(), DefaultQueue::RateLimiting(_)));
+/// # }
+/// ```
 pub enum DefaultQueue<T> {
     /// controller-runtime's priority queue.
     Priority(PriorityQueue<T>),
@@ -488,6 +750,26 @@ where
     /// priority queue and exponential 5ms..1000s, otherwise client-go's
     /// rate-limiting queue and `DefaultTypedControllerRateLimiter`. The queue
     /// is named after the controller and reports to `options.workqueue_metrics`.
+    ///
+    /// ```
+    /// use faithful_workqueue::controller::{Controller, Options};
+    /// use faithful_workqueue::metrics::InMemoryMetrics;
+    /// use faithful_workqueue::rate_limiting_queue::Interface;
+    /// use faithful_workqueue::reconcile::ReconcileResult;
+    /// use std::sync::Arc;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// async fn ok(_: &'static str) -> anyhow::Result<ReconcileResult> {
+    ///     Ok(ReconcileResult::done())
+    /// }
+    /// let metrics = Arc::new(InMemoryMetrics::default());
+    /// let options = Options { name: "web".into(), workqueue_metrics: Some(metrics.clone()), ..Options::default() };
+    /// let c: Controller<&str, _, _> = Controller::new_typed_unmanaged(ok, options);
+    /// c.queue().add("default/web");
+    /// assert_eq!(metrics.snapshot("web").adds, 1); // the queue is named after the controller
+    /// # }
+    /// ```
     pub fn new_typed_unmanaged(reconciler: R, options: Options) -> Self {
         let mut config = QueueConfig::named(options.name.clone());
         config.metrics_provider = options.workqueue_metrics.clone();

@@ -275,7 +275,6 @@ impl BucketRateLimiter {
     /// A full bucket of `burst` tokens, refilled at `rate` tokens per second.
     ///
     /// ```
-    ///
     /// use faithful_workqueue::default_rate_limiters::{BucketRateLimiter, RateLimiter};
     /// use std::time::Duration;
     ///
@@ -466,7 +465,6 @@ pub fn priority_queue_default_rate_limiter<T>() -> ItemExponentialFailureRateLim
 /// when the priority queue is off.
 ///
 /// ```
-///
 /// use faithful_workqueue::default_rate_limiters::{default_typed_controller_rate_limiter, RateLimiter};
 /// use std::time::Duration;
 ///

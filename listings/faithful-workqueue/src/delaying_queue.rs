@@ -197,6 +197,10 @@ impl<T: Item> DelayingQueue<T> {
         waiting.next_seq += 1;
         waiting.by_item.insert(item.clone(), (ready_at, seq));
         waiting.heap.push(Reverse(Entry { ready_at, seq, item }));
+        drop(waiting);
+        // A waiting `get` sleeps until the earliest ready time it saw; wake it
+        // to look again (upstream's AddAfter wakes its waiting loop).
+        self.queue.item_ready().notify_waiters();
     }
 
     /// Moves every waiting entry whose time has come into the FIFO, in
@@ -386,7 +390,7 @@ impl<T: Item> DelayingQueue<T> {
         self.queue.done(item);
     }
 
-    /// [`Queue::shut_down`]. Waiting entries are dropped.
+    /// [`Queue::shut_down`]. Waiting entries are never added after this.
     ///
     /// ```
     /// use faithful_workqueue::delaying_queue::DelayingQueue;

@@ -33,6 +33,32 @@
 //! assert!(queue.is_empty());
 //! # }
 //! ```
+//!
+//! # Differences from upstream
+//!
+//! Deliberate, and each documented where it lives:
+//!
+//! * **Lazy promotion of waiting items instead of goroutines**: where upstream
+//!   runs goroutines that move due items into the queue, the
+//!   [`delaying_queue`] and the [`priorityqueue`] move them at the start of
+//!   every call, and a waiting `get` sleeps until the next ready time.
+//! * **A second priority-queue shut down is a no-op**: upstream's
+//!   `PriorityQueue.ShutDown` panics when called twice (it closes a channel
+//!   twice), while [`priorityqueue::PriorityQueue::shut_down`] does nothing
+//!   the second time.
+//! * **A reconcile timeout drops the future and reports an error**: upstream
+//!   cancels the reconcile's context and lets the reconciler return, while
+//!   [`controller::Options::reconciliation_timeout`] drops the reconcile
+//!   future and returns `reconciliation timed out after <d>`.
+//! * **No pluggable `Queue` store**: upstream's queue takes a replaceable
+//!   `Queue[T]` container (with its `Touch` hook), while [`queue::Queue`]
+//!   always uses its own FIFO.
+//! * **A `Duration` cannot be negative**: upstream treats `AddOpts.After <= 0`
+//!   and a negative `AddAfter` delay as "ready now", which here is
+//!   [`Duration::ZERO`](std::time::Duration::ZERO), the only such value.
+//! * **Ties in ready time are first come, first added**: entries with the same
+//!   ready time come out of the [`delaying_queue`] in the order they were
+//!   added, where upstream's `container/heap` leaves their order unspecified.
 #![warn(missing_docs)]
 
 pub mod controller;

@@ -27,66 +27,375 @@ use std::time::Duration;
 use tokio::time::Instant;
 
 /// A gauge that goes up and down (`workqueue_depth`).
+///
+/// ```
+/// use faithful_workqueue::metrics::{InMemoryMetrics, MetricsProvider};
+///
+/// let metrics = InMemoryMetrics::default();
+/// let depth = metrics.new_depth_metric("q");
+/// depth.inc();
+/// depth.inc();
+/// depth.dec();
+/// assert_eq!(metrics.snapshot("q").depth, 1);
+/// ```
 pub trait GaugeMetric: Send + Sync {
     /// Adds one.
+    ///
+    /// ```
+    /// use faithful_workqueue::metrics::{InMemoryMetrics, MetricsProvider};
+    ///
+    /// let metrics = InMemoryMetrics::default();
+    /// metrics.new_depth_metric("q").inc();
+    /// assert_eq!(metrics.snapshot("q").depth, 1);
+    /// ```
     fn inc(&self);
     /// Subtracts one.
+    ///
+    /// ```
+    /// use faithful_workqueue::metrics::{InMemoryMetrics, MetricsProvider};
+    ///
+    /// let metrics = InMemoryMetrics::default();
+    /// metrics.new_depth_metric("q").dec();
+    /// assert_eq!(metrics.snapshot("q").depth, -1); // a gauge may go below zero
+    /// ```
     fn dec(&self);
 }
 
 /// A gauge that is set to a value (`workqueue_unfinished_work_seconds`).
+///
+/// ```
+/// use faithful_workqueue::metrics::{InMemoryMetrics, MetricsProvider};
+///
+/// let metrics = InMemoryMetrics::default();
+/// let unfinished = metrics.new_unfinished_work_seconds_metric("q");
+/// unfinished.set(1.5);
+/// assert_eq!(metrics.snapshot("q").unfinished_work_seconds, 1.5);
+/// ```
 pub trait SettableGaugeMetric: Send + Sync {
     /// Sets the gauge.
+    ///
+    /// ```
+    /// use faithful_workqueue::metrics::{InMemoryMetrics, MetricsProvider};
+    ///
+    /// let metrics = InMemoryMetrics::default();
+    /// let longest = metrics.new_longest_running_processor_seconds_metric("q");
+    /// longest.set(4.0);
+    /// longest.set(0.5); // the last value wins
+    /// assert_eq!(metrics.snapshot("q").longest_running_processor_seconds, 0.5);
+    /// ```
     fn set(&self, value: f64);
 }
 
 /// A monotonic counter (`workqueue_adds_total`, `workqueue_retries_total`).
+///
+/// ```
+/// use faithful_workqueue::metrics::{InMemoryMetrics, MetricsProvider};
+///
+/// let metrics = InMemoryMetrics::default();
+/// let adds = metrics.new_adds_metric("q");
+/// adds.inc();
+/// adds.inc();
+/// assert_eq!(metrics.snapshot("q").adds, 2);
+/// ```
 pub trait CounterMetric: Send + Sync {
     /// Adds one.
+    ///
+    /// ```
+    /// use faithful_workqueue::metrics::{InMemoryMetrics, MetricsProvider};
+    ///
+    /// let metrics = InMemoryMetrics::default();
+    /// metrics.new_retries_metric("q").inc();
+    /// assert_eq!(metrics.snapshot("q").retries, 1);
+    /// ```
     fn inc(&self);
 }
 
 /// A histogram of seconds (`workqueue_queue_duration_seconds`).
+///
+/// ```
+/// use faithful_workqueue::metrics::{InMemoryMetrics, MetricsProvider};
+///
+/// let metrics = InMemoryMetrics::default();
+/// let latency = metrics.new_latency_metric("q");
+/// latency.observe(0.25);
+/// latency.observe(2.0);
+/// assert_eq!(metrics.snapshot("q").latency, [0.25, 2.0]); // every observation kept
+/// ```
 pub trait HistogramMetric: Send + Sync {
     /// Records one observation, in seconds.
+    ///
+    /// ```
+    /// use faithful_workqueue::metrics::{InMemoryMetrics, MetricsProvider};
+    ///
+    /// let metrics = InMemoryMetrics::default();
+    /// metrics.new_work_duration_metric("q").observe(3.0);
+    /// assert_eq!(metrics.snapshot("q").work_duration, [3.0]);
+    /// ```
     fn observe(&self, value: f64);
 }
 
 /// A depth gauge with one series per priority (controller-runtime's
 /// `DepthMetricWithPriority`), for the priority queue.
+///
+/// ```
+/// use faithful_workqueue::metrics::MetricsProvider;
+/// use faithful_workqueue::prometheus::{encode, WorkqueueMetricsProvider};
+/// use prometheus_client::registry::Registry;
+/// let mut registry = Registry::default();
+/// let provider = WorkqueueMetricsProvider::register(&mut registry);
+/// let depth = provider.new_depth_metric_with_priority("q").unwrap();
+///
+/// depth.inc(10);
+/// depth.inc(0);
+/// let scrape = encode(&registry);
+/// assert!(scrape.contains(r#"workqueue_depth{controller="q",name="q",priority="10"} 1"#));
+/// assert!(scrape.contains(r#"workqueue_depth{controller="q",name="q",priority="0"} 1"#));
+/// ```
 pub trait DepthMetricWithPriority: Send + Sync {
     /// Adds one to the series of `priority`.
+    ///
+    /// ```
+    /// use faithful_workqueue::metrics::MetricsProvider;
+    /// use faithful_workqueue::prometheus::{encode, WorkqueueMetricsProvider};
+    /// use prometheus_client::registry::Registry;
+    /// let mut registry = Registry::default();
+    /// let provider = WorkqueueMetricsProvider::register(&mut registry);
+    /// let depth = provider.new_depth_metric_with_priority("q").unwrap();
+    ///
+    /// depth.inc(5);
+    /// depth.inc(5);
+    /// assert!(encode(&registry).contains(r#"workqueue_depth{controller="q",name="q",priority="5"} 2"#));
+    /// ```
     fn inc(&self, priority: i32);
     /// Subtracts one from the series of `priority`.
+    ///
+    /// ```
+    /// use faithful_workqueue::metrics::MetricsProvider;
+    /// use faithful_workqueue::prometheus::{encode, WorkqueueMetricsProvider};
+    /// use prometheus_client::registry::Registry;
+    /// let mut registry = Registry::default();
+    /// let provider = WorkqueueMetricsProvider::register(&mut registry);
+    /// let depth = provider.new_depth_metric_with_priority("q").unwrap();
+    ///
+    /// depth.inc(5);
+    /// depth.inc(1);
+    /// depth.dec(5); // only the series of priority 5
+    /// let scrape = encode(&registry);
+    /// assert!(scrape.contains(r#"workqueue_depth{controller="q",name="q",priority="5"} 0"#));
+    /// assert!(scrape.contains(r#"workqueue_depth{controller="q",name="q",priority="1"} 1"#));
+    /// ```
     fn dec(&self, priority: i32);
 }
 
 /// Builds the metrics of one named queue. Mirrors upstream's `MetricsProvider`.
+///
+/// ```
+/// use faithful_workqueue::metrics::InMemoryMetrics;
+/// use faithful_workqueue::queue::{Queue, QueueConfig};
+/// use std::sync::Arc;
+/// use std::time::Duration;
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let metrics = Arc::new(InMemoryMetrics::default());
+/// let q = Queue::with_config(QueueConfig::named("q").metrics_provider(metrics.clone()));
+///
+/// q.add("a");
+/// tokio::time::advance(Duration::from_secs(2)).await;
+/// let a = q.get().await.unwrap(); // latency: 2s in the queue
+/// tokio::time::advance(Duration::from_secs(3)).await;
+/// q.done(&a); // work duration: 3s processing
+/// let s = metrics.snapshot("q");
+/// assert_eq!((s.adds, s.depth), (1, 0));
+/// assert_eq!((s.latency, s.work_duration), (vec![2.0], vec![3.0]));
+/// # }
+/// ```
 pub trait MetricsProvider: Send + Sync {
     /// A depth gauge by priority, if this provider has one (controller-runtime's
     /// `MetricsProviderWithPriority`). Only the priority queue asks; without it
     /// the priority queue uses [`new_depth_metric`](MetricsProvider::new_depth_metric).
+    ///
+    /// ```
+    /// use faithful_workqueue::metrics::{InMemoryMetrics, MetricsProvider};
+    /// use faithful_workqueue::prometheus::WorkqueueMetricsProvider;
+    /// use prometheus_client::registry::Registry;
+    ///
+    /// // The default: no depth by priority, so the priority queue uses new_depth_metric.
+    /// assert!(InMemoryMetrics::default().new_depth_metric_with_priority("q").is_none());
+    /// let provider = WorkqueueMetricsProvider::register(&mut Registry::default());
+    /// assert!(provider.new_depth_metric_with_priority("q").is_some());
+    /// ```
     fn new_depth_metric_with_priority(&self, _name: &str) -> Option<Arc<dyn DepthMetricWithPriority>> {
         None
     }
     /// `workqueue_depth`.
+    ///
+    /// ```
+    /// use faithful_workqueue::metrics::InMemoryMetrics;
+    /// use faithful_workqueue::queue::{Queue, QueueConfig};
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let metrics = Arc::new(InMemoryMetrics::default());
+    /// let q = Queue::with_config(QueueConfig::named("q").metrics_provider(metrics.clone()));
+    ///
+    /// q.add("a");
+    /// let a = q.get().await.unwrap();
+    /// q.add(a); // dirty while processing
+    /// assert_eq!((q.len(), metrics.snapshot("q").depth), (0, 1)); // counted in depth, not in len
+    /// # }
+    /// ```
     fn new_depth_metric(&self, name: &str) -> Arc<dyn GaugeMetric>;
     /// `workqueue_adds_total`.
+    ///
+    /// ```
+    /// use faithful_workqueue::metrics::InMemoryMetrics;
+    /// use faithful_workqueue::queue::{Queue, QueueConfig};
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    /// let metrics = Arc::new(InMemoryMetrics::default());
+    /// let q = Queue::with_config(QueueConfig::named("q").metrics_provider(metrics.clone()));
+    ///
+    /// q.add("a");
+    /// q.add("a"); // deduplicated: not counted
+    /// q.add("b");
+    /// assert_eq!(metrics.snapshot("q").adds, 2);
+    /// ```
     fn new_adds_metric(&self, name: &str) -> Arc<dyn CounterMetric>;
     /// `workqueue_queue_duration_seconds`.
+    ///
+    /// ```
+    /// use faithful_workqueue::delaying_queue::DelayingQueue;
+    /// use faithful_workqueue::metrics::InMemoryMetrics;
+    /// use faithful_workqueue::queue::QueueConfig;
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let metrics = Arc::new(InMemoryMetrics::default());
+    /// let q = DelayingQueue::with_config(QueueConfig::named("q").metrics_provider(metrics.clone()));
+    /// q.add_after("a", Duration::from_secs(5));
+    /// tokio::time::advance(Duration::from_secs(6)).await;
+    /// let _a = q.get().await.unwrap();
+    /// assert_eq!(metrics.snapshot("q").latency, [1.0]); // counted from the ready time, not the add_after
+    /// # }
+    /// ```
     fn new_latency_metric(&self, name: &str) -> Arc<dyn HistogramMetric>;
     /// `workqueue_work_duration_seconds`.
+    ///
+    /// ```
+    /// use faithful_workqueue::metrics::InMemoryMetrics;
+    /// use faithful_workqueue::queue::{Queue, QueueConfig};
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let metrics = Arc::new(InMemoryMetrics::default());
+    /// let q = Queue::with_config(QueueConfig::named("q").metrics_provider(metrics.clone()));
+    ///
+    /// q.add("a");
+    /// let a = q.get().await.unwrap();
+    /// tokio::time::advance(Duration::from_millis(250)).await;
+    /// q.done(&a);
+    /// assert_eq!(metrics.snapshot("q").work_duration, [0.25]);
+    /// # }
+    /// ```
     fn new_work_duration_metric(&self, name: &str) -> Arc<dyn HistogramMetric>;
     /// `workqueue_unfinished_work_seconds`.
+    ///
+    /// ```
+    /// use faithful_workqueue::metrics::InMemoryMetrics;
+    /// use faithful_workqueue::queue::{Queue, QueueConfig};
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let metrics = Arc::new(InMemoryMetrics::default());
+    /// let q = Queue::with_config(QueueConfig::named("q").metrics_provider(metrics.clone()));
+    ///
+    /// q.add("a");
+    /// q.add("b");
+    /// let _a = q.get().await.unwrap();
+    /// let _b = q.get().await.unwrap();
+    /// tokio::time::advance(Duration::from_secs(2)).await;
+    /// q.update_unfinished_work();
+    /// assert_eq!(metrics.snapshot("q").unfinished_work_seconds, 4.0); // 2s + 2s
+    /// # }
+    /// ```
     fn new_unfinished_work_seconds_metric(&self, name: &str) -> Arc<dyn SettableGaugeMetric>;
     /// `workqueue_longest_running_processor_seconds`.
+    ///
+    /// ```
+    /// use faithful_workqueue::metrics::InMemoryMetrics;
+    /// use faithful_workqueue::queue::{Queue, QueueConfig};
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let metrics = Arc::new(InMemoryMetrics::default());
+    /// let q = Queue::with_config(QueueConfig::named("q").metrics_provider(metrics.clone()));
+    ///
+    /// q.add("a");
+    /// q.add("b");
+    /// let _a = q.get().await.unwrap();
+    /// tokio::time::advance(Duration::from_secs(3)).await;
+    /// let _b = q.get().await.unwrap();
+    /// tokio::time::advance(Duration::from_secs(1)).await;
+    /// q.update_unfinished_work();
+    /// assert_eq!(metrics.snapshot("q").longest_running_processor_seconds, 4.0); // "a"'s age
+    /// # }
+    /// ```
     fn new_longest_running_processor_seconds_metric(&self, name: &str) -> Arc<dyn SettableGaugeMetric>;
     /// `workqueue_retries_total`.
+    ///
+    /// ```
+    /// use faithful_workqueue::delaying_queue::DelayingQueue;
+    /// use faithful_workqueue::metrics::InMemoryMetrics;
+    /// use faithful_workqueue::queue::QueueConfig;
+    /// use std::sync::Arc;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let metrics = Arc::new(InMemoryMetrics::default());
+    /// let q = DelayingQueue::with_config(QueueConfig::named("q").metrics_provider(metrics.clone()));
+    /// q.add("a"); // a plain add is not a retry
+    /// q.add_after("a", Duration::ZERO);
+    /// q.add_after("b", Duration::from_secs(1));
+    /// assert_eq!(metrics.snapshot("q").retries, 2);
+    /// # }
+    /// ```
     fn new_retries_metric(&self, name: &str) -> Arc<dyn CounterMetric>;
 }
 
 /// How often a queue with metrics refreshes its unfinished-work gauges
 /// (upstream's `defaultUnfinishedWorkUpdatePeriod`).
+///
+/// ```
+/// use faithful_workqueue::metrics::{InMemoryMetrics, DEFAULT_UNFINISHED_WORK_UPDATE_PERIOD};
+/// use faithful_workqueue::queue::{Queue, QueueConfig};
+/// use std::sync::Arc;
+/// use std::time::Duration;
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let metrics = Arc::new(InMemoryMetrics::default());
+/// let q = Queue::with_config(QueueConfig::named("q").metrics_provider(metrics.clone()));
+/// q.add("a");
+/// let _a = q.get().await.unwrap();
+/// let ms = Duration::from_millis(1);
+/// tokio::time::sleep(DEFAULT_UNFINISHED_WORK_UPDATE_PERIOD - ms).await;
+/// assert_eq!(metrics.snapshot("q").unfinished_work_seconds, 0.0); // not refreshed yet
+/// tokio::time::sleep(2 * ms).await;
+/// assert_eq!(metrics.snapshot("q").unfinished_work_seconds, 0.5); // refreshed at 500ms
+/// # }
+/// ```
 pub const DEFAULT_UNFINISHED_WORK_UPDATE_PERIOD: Duration = Duration::from_millis(500);
 
 /// The per-queue bookkeeping behind the hooks (upstream's `defaultQueueMetrics`).
@@ -207,6 +516,23 @@ pub struct InMemoryMetrics {
 }
 
 /// What one queue reported to an [`InMemoryMetrics`].
+///
+/// ```
+/// use faithful_workqueue::metrics::{InMemoryMetrics, MetricsSnapshot};
+/// use faithful_workqueue::queue::{Queue, QueueConfig};
+/// use std::sync::Arc;
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let metrics = Arc::new(InMemoryMetrics::default());
+/// let q = Queue::with_config(QueueConfig::named("q").metrics_provider(metrics.clone()));
+/// q.add("a");
+/// let a = q.get().await.unwrap();
+/// q.done(&a);
+/// let want = MetricsSnapshot { adds: 1, latency: vec![0.0], work_duration: vec![0.0], ..Default::default() };
+/// assert_eq!(metrics.snapshot("q"), want); // depth back to 0
+/// # }
+/// ```
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct MetricsSnapshot {
     /// `workqueue_depth`.
@@ -233,6 +559,13 @@ struct InMemoryQueueMetrics {
 impl InMemoryMetrics {
     /// The values reported so far by the queue called `name` (all zero if it
     /// never reported).
+    ///
+    /// ```
+    /// use faithful_workqueue::metrics::{InMemoryMetrics, MetricsSnapshot};
+    ///
+    /// let metrics = InMemoryMetrics::default();
+    /// assert_eq!(metrics.snapshot("never-reported"), MetricsSnapshot::default());
+    /// ```
     pub fn snapshot(&self, name: &str) -> MetricsSnapshot {
         let queues = self.queues.lock().unwrap();
         queues.get(name).map(|q| q.values.lock().unwrap().clone()).unwrap_or_default()

@@ -41,7 +41,6 @@ use crate::rate_limiting_queue::{DelayingInterface, Interface, RateLimitingInter
 /// `handler.LowPriority`), so that real changes overtake them.
 ///
 /// ```
-///
 /// use faithful_workqueue::priorityqueue::{AddOpts, PriorityQueue, LOW_PRIORITY};
 ///
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
@@ -222,7 +221,6 @@ impl<T: Item> PriorityQueue<T> {
     /// A queue with `rate_limiter` for rate-limited adds, without metrics.
     ///
     /// ```
-    ///
     /// use faithful_workqueue::default_rate_limiters::ItemFastSlowRateLimiter;
     /// use faithful_workqueue::priorityqueue::PriorityQueue;
     /// use std::time::Duration;
@@ -246,7 +244,6 @@ impl<T: Item> PriorityQueue<T> {
     /// unfinished-work gauges every 500ms on a tokio task until shutdown.
     ///
     /// ```
-    ///
     /// use faithful_workqueue::default_rate_limiters::priority_queue_default_rate_limiter;
     /// use faithful_workqueue::metrics::InMemoryMetrics;
     /// use faithful_workqueue::priorityqueue::PriorityQueue;
@@ -311,7 +308,6 @@ impl<T: Item> PriorityQueue<T> {
     /// Recomputes the unfinished-work gauges now (the queue also does it every 500ms).
     ///
     /// ```
-    ///
     /// use faithful_workqueue::default_rate_limiters::priority_queue_default_rate_limiter;
     /// use faithful_workqueue::metrics::InMemoryMetrics;
     /// use faithful_workqueue::priorityqueue::PriorityQueue;
@@ -815,7 +811,6 @@ pub trait PriorityInterface<T: Send>: RateLimitingInterface<T> {
     /// Hands out the next item with its priority.
     ///
     /// ```
-    ///
     /// use faithful_workqueue::default_rate_limiters::priority_queue_default_rate_limiter;
     /// use faithful_workqueue::priorityqueue::{AddOpts, PriorityInterface, PriorityQueue};
     /// use faithful_workqueue::rate_limiting_queue::RateLimitingQueue;

@@ -42,10 +42,34 @@ use crate::metrics::{
 };
 
 /// A label set, sorted by label name as Go's exposition prints it.
+///
+/// ```
+/// use faithful_workqueue::prometheus::{samples, Labels};
+/// use prometheus_client::metrics::{counter::Counter, family::Family};
+/// use prometheus_client::registry::Registry;
+///
+/// let family = Family::<Labels, Counter>::default();
+/// let labels: Labels = vec![("controller".into(), "web".into()), ("result".into(), "success".into())];
+/// family.get_or_create(&labels).inc();
+/// let mut registry = Registry::default();
+/// registry.register("demo", "A demo counter", family);
+/// assert_eq!(samples(&registry), [(r#"demo_total{controller="web",result="success"}"#.to_owned(), 1.0)]);
+/// ```
 pub type Labels = Vec<(String, String)>;
 type FloatGauge = Gauge<f64, AtomicU64>;
 
 /// The text exposition of `registry` (OpenMetrics text, which Prometheus scrapes).
+///
+/// ```
+/// use faithful_workqueue::prometheus::{encode, ControllerMetrics};
+/// use prometheus_client::registry::Registry;
+///
+/// let mut registry = Registry::default();
+/// ControllerMetrics::register(&mut registry).init("web", 2);
+/// let text = encode(&registry);
+/// assert!(text.contains("controller_runtime_max_concurrent_reconciles{controller=\"web\"} 2\n"));
+/// assert!(text.ends_with("# EOF\n")); // OpenMetrics
+/// ```
 pub fn encode(registry: &Registry) -> String {
     let mut text = String::new();
     prometheus_client::encoding::text::encode(&mut text, registry).expect("writing to a String cannot fail");
@@ -63,6 +87,29 @@ const RECONCILE_TIME_BUCKETS: [f64; 40] = [
 ];
 
 /// The controller's metrics (`controller_runtime_*`), labelled by controller.
+///
+/// ```
+/// use faithful_workqueue::controller::{Controller, Options};
+/// use faithful_workqueue::priorityqueue::PriorityQueue;
+/// use faithful_workqueue::prometheus::{samples, ControllerMetrics};
+/// use faithful_workqueue::reconcile::ReconcileResult;
+/// use prometheus_client::registry::Registry;
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// async fn failing(_: &'static str) -> anyhow::Result<ReconcileResult> {
+///     anyhow::bail!("connection refused")
+/// }
+/// let mut registry = Registry::default();
+/// let metrics = ControllerMetrics::register(&mut registry);
+/// let options = Options { name: "web".into(), metrics: Some(metrics), ..Options::default() };
+/// let c = Controller::with_options(PriorityQueue::new(), failing, options);
+/// c.reconcile_handler("default/web", 0).await;
+/// let all = samples(&registry);
+/// assert!(all.contains(&(r#"controller_runtime_reconcile_total{controller="web",result="error"}"#.to_owned(), 1.0)));
+/// assert!(all.contains(&(r#"controller_runtime_reconcile_errors_total{controller="web"}"#.to_owned(), 1.0)));
+/// # }
+/// ```
 #[derive(Clone)]
 pub struct ControllerMetrics {
     reconcile_total: Family<Labels, Counter>,
@@ -77,6 +124,17 @@ pub struct ControllerMetrics {
 
 impl ControllerMetrics {
     /// Registers the controller metrics in `registry`.
+    ///
+    /// ```
+    /// use faithful_workqueue::prometheus::{samples, ControllerMetrics};
+    /// use prometheus_client::registry::Registry;
+    ///
+    /// let mut registry = Registry::default();
+    /// let metrics = ControllerMetrics::register(&mut registry);
+    /// assert!(samples(&registry).is_empty()); // no series until a controller reports ...
+    /// metrics.init("web", 1);
+    /// assert!(!samples(&registry).is_empty()); // ... or starts
+    /// ```
     pub fn register(registry: &mut Registry) -> Self {
         let m = Self {
             reconcile_total: Family::default(),
@@ -134,6 +192,20 @@ impl ControllerMetrics {
 
     /// Sets every series of `controller` to its starting value, as upstream's
     /// `initMetrics` does when a controller starts.
+    ///
+    /// ```
+    /// use faithful_workqueue::prometheus::{samples, ControllerMetrics};
+    /// use prometheus_client::registry::Registry;
+    ///
+    /// let mut registry = Registry::default();
+    /// ControllerMetrics::register(&mut registry).init("web", 4);
+    /// let all = samples(&registry);
+    /// let value = |series: &str| all.iter().find(|(s, _)| s == series).map(|(_, v)| *v);
+    /// assert_eq!(value(r#"controller_runtime_reconcile_total{controller="web",result="success"}"#), Some(0.0));
+    /// assert_eq!(value(r#"controller_runtime_reconcile_timeouts_total{controller="web"}"#), Some(0.0));
+    /// assert_eq!(value(r#"controller_runtime_active_workers{controller="web"}"#), Some(0.0));
+    /// assert_eq!(value(r#"controller_runtime_max_concurrent_reconciles{controller="web"}"#), Some(4.0));
+    /// ```
     pub fn init(&self, controller: &str, max_concurrent_reconciles: usize) {
         for result in ["error", "requeue_after", "requeue", "success"] {
             let _ = self.reconcile_total.get_or_create(&labels(&[("controller", controller), ("result", result)]));
@@ -173,11 +245,49 @@ impl ControllerMetrics {
 /// The most distinct priorities `workqueue_depth` gets a series for. When one
 /// more shows up, every later update, for any priority, goes to
 /// `priority="exceeded_cardinality_limit"`, as upstream.
+///
+/// ```
+/// use faithful_workqueue::default_rate_limiters::priority_queue_default_rate_limiter;
+/// use faithful_workqueue::priorityqueue::{AddOpts, PriorityQueue};
+/// use faithful_workqueue::prometheus::{encode, WorkqueueMetricsProvider, PRIORITY_CARDINALITY_LIMIT};
+/// use faithful_workqueue::queue::QueueConfig;
+/// use prometheus_client::registry::Registry;
+/// use std::sync::Arc;
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let mut registry = Registry::default();
+/// let provider = Arc::new(WorkqueueMetricsProvider::register(&mut registry));
+/// let config = QueueConfig::named("q").metrics_provider(provider);
+/// let q = PriorityQueue::with_config(priority_queue_default_rate_limiter(), config);
+/// for priority in 0..=PRIORITY_CARDINALITY_LIMIT as i32 {
+///     q.add_with_opts(AddOpts { priority: Some(priority), ..AddOpts::default() }, [priority]);
+/// }
+/// let scrape = encode(&registry);
+/// assert!(scrape.contains(r#"workqueue_depth{controller="q",name="q",priority="24"} 1"#));
+/// assert!(!scrape.contains(r#"priority="25""#)); // the 26th priority ...
+/// assert!(scrape.contains(r#"workqueue_depth{controller="q",name="q",priority="exceeded_cardinality_limit"} 1"#));
+/// # }
+/// ```
 pub const PRIORITY_CARDINALITY_LIMIT: usize = 25;
 
 /// controller-runtime's workqueue metrics provider: `workqueue_*` labelled
 /// with `name` and `controller` (both the queue's name), depth also by
 /// `priority` (`""` for client-go's queue).
+///
+/// ```
+/// use faithful_workqueue::prometheus::{encode, WorkqueueMetricsProvider};
+/// use faithful_workqueue::queue::{Queue, QueueConfig};
+/// use prometheus_client::registry::Registry;
+/// use std::sync::Arc;
+///
+/// let mut registry = Registry::default();
+/// let provider = Arc::new(WorkqueueMetricsProvider::register(&mut registry));
+/// let q = Queue::with_config(QueueConfig::named("plain").metrics_provider(provider));
+/// q.add("a");
+/// // client-go's queue has no priorities: its depth series has priority="".
+/// assert!(encode(&registry).contains(r#"workqueue_depth{controller="plain",name="plain",priority=""} 1"#));
+/// ```
 #[derive(Clone)]
 pub struct WorkqueueMetricsProvider {
     depth: Family<Labels, Gauge>,
@@ -191,6 +301,18 @@ pub struct WorkqueueMetricsProvider {
 
 impl WorkqueueMetricsProvider {
     /// Registers the workqueue metrics in `registry`.
+    ///
+    /// ```
+    /// use faithful_workqueue::metrics::MetricsProvider;
+    /// use faithful_workqueue::prometheus::{encode, WorkqueueMetricsProvider};
+    /// use prometheus_client::registry::Registry;
+    ///
+    /// let mut registry = Registry::default();
+    /// let provider = WorkqueueMetricsProvider::register(&mut registry);
+    /// provider.new_retries_metric("q").inc();
+    /// // A counter's samples get `_total`; both labels are the queue's name.
+    /// assert!(encode(&registry).contains(r#"workqueue_retries_total{controller="q",name="q"} 1"#));
+    /// ```
     pub fn register(registry: &mut Registry) -> Self {
         let buckets = || Histogram::new(exponential_buckets(10e-9, 10.0, 12));
         let p = Self {
@@ -351,6 +473,7 @@ impl MetricsProvider for WorkqueueMetricsProvider {
 /// ControllerMetrics::register(&mut registry).init("demo", 1);
 /// let all = samples(&registry);
 /// assert!(all.contains(&(r#"controller_runtime_max_concurrent_reconciles{controller="demo"}"#.to_owned(), 1.0)));
+/// assert!(all.windows(2).all(|pair| pair[0].0 <= pair[1].0)); // sorted by series
 /// ```
 pub fn samples(registry: &Registry) -> Vec<(String, f64)> {
     let mut all: Vec<(String, f64)> = encode(registry)

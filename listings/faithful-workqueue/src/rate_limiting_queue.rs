@@ -434,7 +434,6 @@ impl<T: Item> RateLimitingQueue<T> {
 /// The basic queue contract (upstream's `TypedInterface`).
 ///
 /// ```
-///
 /// use faithful_workqueue::default_rate_limiters::priority_queue_default_rate_limiter;
 /// use faithful_workqueue::priorityqueue::PriorityQueue;
 /// use faithful_workqueue::rate_limiting_queue::{Interface, RateLimitingQueue};

@@ -20,6 +20,27 @@ use std::future::Future;
 use std::time::Duration;
 
 /// The successful result of a reconcile (upstream's `reconcile.Result`).
+///
+/// ```
+/// use faithful_workqueue::controller::{Controller, Outcome};
+/// use faithful_workqueue::default_rate_limiters::priority_queue_default_rate_limiter;
+/// use faithful_workqueue::rate_limiting_queue::RateLimitingQueue;
+/// use faithful_workqueue::reconcile::ReconcileResult;
+/// use std::time::Duration;
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// // Both set: `requeue_after` is checked first, and the failures are reset.
+/// async fn both(_: &'static str) -> anyhow::Result<ReconcileResult> {
+///     Ok(ReconcileResult { requeue: true, requeue_after: Duration::from_secs(1), priority: None })
+/// }
+/// let queue = RateLimitingQueue::new(priority_queue_default_rate_limiter());
+/// let controller = Controller::new(queue.clone(), both);
+/// let outcome = controller.reconcile_handler("a", 0).await;
+/// assert_eq!(outcome, Outcome::RequeueAfter(Duration::from_secs(1)));
+/// assert_eq!(queue.num_requeues(&"a"), 0);
+/// # }
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct ReconcileResult {
     /// Requeue through the rate limiter, as if the reconcile had failed.
@@ -35,11 +56,28 @@ pub struct ReconcileResult {
 
 impl ReconcileResult {
     /// Success: forget the item's failures, no requeue.
+    ///
+    /// ```
+    /// use faithful_workqueue::reconcile::ReconcileResult;
+    ///
+    /// let result = ReconcileResult::done();
+    /// assert_eq!(result, ReconcileResult::default());
+    /// assert!(!result.requeue && result.requeue_after.is_zero());
+    /// ```
     pub fn done() -> Self {
         Self::default()
     }
 
     /// Requeue after `delay`, with the failure count reset.
+    ///
+    /// ```
+    /// use faithful_workqueue::reconcile::ReconcileResult;
+    /// use std::time::Duration;
+    ///
+    /// let result = ReconcileResult::requeue_after(Duration::from_secs(30));
+    /// assert_eq!(result.requeue_after, Duration::from_secs(30));
+    /// assert!(!result.requeue); // a timed requeue, not a rate-limited one
+    /// ```
     pub fn requeue_after(delay: Duration) -> Self {
         Self { requeue_after: delay, ..Self::default() }
     }
@@ -61,6 +99,20 @@ impl ReconcileResult {
 /// ```
 pub trait Reconciler<T>: Send + Sync {
     /// Brings the world in line with the object `request` names.
+    ///
+    /// ```
+    /// use faithful_workqueue::reconcile::{ReconcileResult, Reconciler};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let reconciler = |replicas: i32| async move {
+    ///     anyhow::ensure!(replicas >= 0, "spec.replicas must be >= 0");
+    ///     Ok(ReconcileResult::done())
+    /// };
+    /// assert_eq!(reconciler.reconcile(3).await.unwrap(), ReconcileResult::done());
+    /// assert!(reconciler.reconcile(-1).await.is_err());
+    /// # }
+    /// ```
     fn reconcile(&self, request: T) -> impl Future<Output = anyhow::Result<ReconcileResult>> + Send;
 }
 
@@ -99,11 +151,27 @@ pub struct TerminalError {
 
 impl TerminalError {
     /// Wraps `err` as terminal.
+    ///
+    /// ```
+    /// use faithful_workqueue::reconcile::TerminalError;
+    /// use std::error::Error;
+    ///
+    /// let err = TerminalError::new(anyhow::anyhow!("bad spec"));
+    /// assert_eq!(err.to_string(), "terminal error: bad spec");
+    /// assert_eq!(err.source().unwrap().to_string(), "bad spec");
+    /// ```
     pub fn new(err: impl Into<anyhow::Error>) -> Self {
         Self { err: err.into() }
     }
 
     /// The wrapped error (upstream's `Unwrap`).
+    ///
+    /// ```
+    /// use faithful_workqueue::reconcile::TerminalError;
+    ///
+    /// let err = TerminalError::new(anyhow::anyhow!("bad spec"));
+    /// assert_eq!(err.inner().to_string(), "bad spec");
+    /// ```
     pub fn inner(&self) -> &anyhow::Error {
         &self.err
     }
@@ -123,6 +191,20 @@ impl StdError for TerminalError {
 
 /// Wraps `err` in a [`TerminalError`] and returns it as an `anyhow::Error`,
 /// ready for `?` or `Err(..)`.
+///
+/// ```
+/// use faithful_workqueue::reconcile::{is_terminal, terminal_error, TerminalError};
+///
+/// fn validate(replicas: i32) -> anyhow::Result<()> {
+///     if replicas < 0 {
+///         return Err(terminal_error(anyhow::anyhow!("spec.replicas must be >= 0")));
+///     }
+///     Ok(())
+/// }
+/// let err = validate(-1).unwrap_err();
+/// assert!(is_terminal(&err));
+/// assert!(err.downcast_ref::<TerminalError>().is_some());
+/// ```
 pub fn terminal_error(err: impl Into<anyhow::Error>) -> anyhow::Error {
     anyhow::Error::new(TerminalError::new(err))
 }
@@ -134,6 +216,35 @@ pub fn terminal_error(err: impl Into<anyhow::Error>) -> anyhow::Error {
 /// anyhow's `.context()`, but not through an error type of yours whose
 /// `source()` is the terminal error. Walking [`anyhow::Error::chain`] finds
 /// both.
+///
+/// ```
+/// use anyhow::{anyhow, Context};
+/// use faithful_workqueue::reconcile::{is_terminal, terminal_error, TerminalError};
+/// use std::{error::Error, fmt};
+///
+/// // Through anyhow's .context():
+/// let err = Err::<(), _>(terminal_error(anyhow!("bad spec"))).context("reconciling web").unwrap_err();
+/// assert!(is_terminal(&err));
+///
+/// // Through an error type of yours whose source() is the terminal error:
+/// #[derive(Debug)]
+/// struct SyncFailed(anyhow::Error);
+/// impl fmt::Display for SyncFailed {
+///     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+///         f.write_str("sync failed")
+///     }
+/// }
+/// impl Error for SyncFailed {
+///     fn source(&self) -> Option<&(dyn Error + 'static)> {
+///         Some(self.0.as_ref())
+///     }
+/// }
+/// let err = anyhow::Error::new(SyncFailed(terminal_error(anyhow!("bad spec"))));
+/// assert!(err.downcast_ref::<TerminalError>().is_none()); // downcasting misses it
+/// assert!(is_terminal(&err));
+///
+/// assert!(!is_terminal(&anyhow!("connection refused")));
+/// ```
 pub fn is_terminal(err: &anyhow::Error) -> bool {
     err.chain().any(|e| e.is::<TerminalError>())
 }

@@ -149,3 +149,32 @@ async fn test_copy_shifting() {
     let actual_third = q.get().await.unwrap();
     assert_eq!(actual_third, first);
 }
+
+// not upstream: a get already waiting sees a later add_after (found by a
+// doctest; upstream's AddAfter wakes its waiting loop the same way).
+#[tokio::test(start_paused = true)]
+async fn a_waiting_get_sees_a_later_add_after() {
+    let q: DelayingQueue<&'static str> = DelayingQueue::new();
+    q.add_after("late", Duration::from_secs(10));
+    let getter = tokio::spawn({
+        let q = q.clone();
+        async move { (q.get().await, tokio::time::Instant::now()) }
+    });
+    tokio::task::yield_now().await;
+    let start = tokio::time::Instant::now();
+    q.add_after("early", Duration::from_secs(1));
+    let (item, at) = getter.await.unwrap();
+    assert_eq!(item, Some("early"));
+    assert_eq!(at - start, Duration::from_secs(1));
+
+    // And on an empty queue.
+    let q: DelayingQueue<&'static str> = DelayingQueue::new();
+    let getter = tokio::spawn({
+        let q = q.clone();
+        async move { q.get().await }
+    });
+    tokio::task::yield_now().await;
+    q.add_after("a", Duration::from_secs(1));
+    let got = tokio::time::timeout(Duration::from_secs(2), getter).await;
+    assert_eq!(got.expect("woken by the add_after").unwrap(), Some("a"));
+}

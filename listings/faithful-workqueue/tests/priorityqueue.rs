@@ -29,7 +29,7 @@
 //! Skipped (the port cannot express them):
 //! * **Every metric assertion**: `metrics.depth`, `metrics.adds`,
 //!   `metrics.retries`, and the fuzz test's "negative depth" check. The port's
-//!   `PriorityQueue` has no metrics yet. Each test keeps upstream's expected
+//!   `PriorityQueue` had no metrics when these tests were ported. Each test keeps upstream's expected
 //!   values in a `// metrics (skipped):` comment, so they can be restored when
 //!   metrics land. This is the only thing `metrics_test.go` could feed into:
 //!   that file has no tests of its own, only the `fakeMetricsProvider`.

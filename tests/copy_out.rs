@@ -91,3 +91,33 @@ fn every_listing_builds_and_runs_when_copied_out() {
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
     let _ = fs::remove_dir_all(&scratch);
 }
+
+/// The middleware crate of chapter 11 is meant to be copied alone: it must
+/// depend on no other crate of this repository, and its tests and doctests
+/// must pass in a folder of its own.
+#[test]
+fn the_reconcile_guard_passes_its_tests_when_copied_out_alone() {
+    let guard = common::root().join("listings/kube-reconcile-guard");
+    assert!(path_dependencies(&guard).is_empty(), "kube-reconcile-guard must not depend on crates of this repository by path");
+    let scratch = std::env::temp_dir().join("forget-is-not-delete-copy-out-guard");
+    let _ = fs::remove_dir_all(&scratch);
+    let copied = scratch.join("kube-reconcile-guard");
+    copy_dir(&guard, &copied);
+    fs::copy(common::root().join("Cargo.lock"), copied.join("Cargo.lock")).unwrap();
+    let out = Command::new(env!("CARGO"))
+        .current_dir(&copied)
+        .args(["test", "--quiet"])
+        .env("CARGO_TARGET_DIR", scratch.join("target"))
+        .env_remove("RUST_BACKTRACE")
+        .output()
+        .expect("cargo can be started");
+    assert!(
+        out.status.success(),
+        "kube-reconcile-guard copied to {} failed its tests: {}\n{}\n{}",
+        copied.display(),
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = fs::remove_dir_all(&scratch);
+}

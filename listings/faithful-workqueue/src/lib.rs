@@ -61,6 +61,7 @@
 //!   added, where upstream's `container/heap` leaves their order unspecified.
 #![warn(missing_docs)]
 
+pub mod call_log;
 pub mod controller;
 pub mod default_rate_limiters;
 pub mod delaying_queue;

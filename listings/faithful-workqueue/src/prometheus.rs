@@ -58,22 +58,57 @@ use crate::metrics::{
 pub type Labels = Vec<(String, String)>;
 type FloatGauge = Gauge<f64, AtomicU64>;
 
-/// The text exposition of `registry` (OpenMetrics text, which Prometheus scrapes).
+/// The text exposition of `registry` (OpenMetrics text, which Prometheus
+/// scrapes), with each family's series sorted by their labels.
+///
+/// prometheus-client keeps a family's series in a hash map, so its own output
+/// lists them in a different order in every process; sorting makes a scrape
+/// comparable from run to run. A histogram's lines stay together, in bucket
+/// order.
 ///
 /// ```
-/// use faithful_workqueue::prometheus::{encode, ControllerMetrics};
+/// use faithful_workqueue::prometheus::{ControllerMetrics, encode};
 /// use prometheus_client::registry::Registry;
 ///
 /// let mut registry = Registry::default();
-/// ControllerMetrics::register(&mut registry).init("web", 2);
+/// ControllerMetrics::register(&mut registry).init("demo", 1);
 /// let text = encode(&registry);
-/// assert!(text.contains("controller_runtime_max_concurrent_reconciles{controller=\"web\"} 2\n"));
-/// assert!(text.ends_with("# EOF\n")); // OpenMetrics
+/// let results: Vec<&str> = text.lines().filter(|l| l.starts_with("controller_runtime_reconcile_total")).collect();
+/// assert!(results[0].contains(r#"result="error""#));
+/// assert!(results[3].contains(r#"result="success""#));
+/// assert!(text.ends_with("# EOF\n"));
 /// ```
 pub fn encode(registry: &Registry) -> String {
-    let mut text = String::new();
-    prometheus_client::encoding::text::encode(&mut text, registry).expect("writing to a String cannot fail");
-    text
+    let mut raw = String::new();
+    prometheus_client::encoding::text::encode(&mut raw, registry).expect("writing to a String cannot fail");
+    let mut out = String::with_capacity(raw.len());
+    let mut samples: Vec<&str> = Vec::new();
+    let flush = |samples: &mut Vec<&str>, out: &mut String| {
+        // Stable: lines of one series (a histogram's buckets) keep their order.
+        samples.sort_by_key(|line| series_labels(line));
+        for line in samples.drain(..) {
+            out.push_str(line);
+            out.push('\n');
+        }
+    };
+    for line in raw.lines() {
+        if line.starts_with('#') {
+            flush(&mut samples, &mut out);
+            out.push_str(line);
+            out.push('\n');
+        } else {
+            samples.push(line);
+        }
+    }
+    flush(&mut samples, &mut out);
+    out
+}
+
+/// A sample line's labels without `le`, which tells a histogram's buckets apart.
+fn series_labels(line: &str) -> String {
+    let Some(open) = line.find('{') else { return String::new() };
+    let close = line[open..].find('}').map_or(line.len(), |c| open + c);
+    line[open + 1..close].split(',').filter(|l| !l.starts_with("le=")).collect::<Vec<_>>().join(",")
 }
 
 fn labels(pairs: &[(&str, &str)]) -> Labels {
@@ -333,7 +368,7 @@ impl WorkqueueMetricsProvider {
         );
         registry.register(
             "workqueue_work_duration_seconds",
-            "How long in seconds processing an item from workqueue takes.",
+            "How long in seconds processing an item from workqueue takes",
             p.work_duration.clone(),
         );
         registry.register(

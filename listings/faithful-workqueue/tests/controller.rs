@@ -558,3 +558,33 @@ async fn is_terminal_through_a_custom_error_source() {
     assert_eq!(q.num_requeues(&REQUEST), 1, "terminal: failures kept");
     assert_eq!(q.q.waiting_len(), 0);
 }
+
+// not upstream (upstream's timeout tests cancel a context): a reconcile that
+// never resolves ends at the timeout as an error, is retried through the rate
+// limiter, and done runs; the timeout is counted.
+#[tokio::test(start_paused = true)]
+async fn reconciliation_timeout_turns_a_hang_into_a_retried_error() {
+    use faithful_workqueue::prometheus::{ControllerMetrics, samples};
+    use prometheus_client::registry::Registry;
+
+    let mut registry = Registry::default();
+    let options = Options {
+        name: "demo".to_owned(),
+        metrics: Some(ControllerMetrics::register(&mut registry)),
+        reconciliation_timeout: Some(Duration::from_secs(20)),
+        ..Options::default()
+    };
+    let (queue, _limiter) = Recorder::new();
+    let c = Controller::with_options(queue.clone(), |_key: &'static str| std::future::pending(), options);
+    queue.q.add(REQUEST);
+    let started = tokio::time::Instant::now();
+    assert!(c.process_next_work_item().await);
+    assert_eq!(started.elapsed(), Duration::from_secs(20));
+    assert_eq!(queue.take(), ["get", "add_rate_limited", "done"]);
+    assert_eq!(queue.q.num_requeues(&REQUEST), 1);
+    let timeouts = samples(&registry)
+        .into_iter()
+        .find(|(s, _)| s.starts_with("controller_runtime_reconcile_timeouts_total"))
+        .map(|(_, v)| v);
+    assert_eq!(timeouts, Some(1.0));
+}

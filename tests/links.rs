@@ -103,3 +103,46 @@ fn every_upstream_link_is_pinned_and_names_its_line() {
     }
     assert!(problems.is_empty(), "\n{}", problems.join("\n"));
 }
+
+/// Links into kube-rs are pinned to its `5.0.0` tag; the files are the ones
+/// cargo unpacked for the book's own kube dependency (a crate's sources are
+/// the repository's files at that tag, so line numbers agree).
+#[test]
+fn every_kube_rs_link_is_pinned_and_names_its_line() {
+    const TAG: &str = "5.0.0";
+    let registry = std::env::var_os("CARGO_HOME")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").expect("HOME is set")).join(".cargo"))
+        .join("registry/src");
+    let mut problems = Vec::new();
+    let mut checked = 0;
+    for link in links() {
+        let Some(rest) = link.url.strip_prefix("https://github.com/kube-rs/kube/") else { continue };
+        let Some(path_and_anchor) = rest.strip_prefix(&format!("blob/{TAG}/")) else {
+            problems.push(format!("{}: {} is not pinned to {TAG}", link.chapter, link.url));
+            continue;
+        };
+        let (Some((path, line)), Some(symbol)) = (path_and_anchor.split_once("#L"), link.text.split('`').nth(1)) else {
+            problems.push(format!("{}: {} needs a #Lnn anchor and a `symbol` in its text", link.chapter, link.url));
+            continue;
+        };
+        let (krate, file) = path.split_once('/').expect("a path inside a crate folder");
+        let line: usize = line.split('-').next().unwrap().parse().expect("a line number");
+        let source = fs::read_dir(&registry)
+            .into_iter()
+            .flatten()
+            .filter_map(|index| fs::read_to_string(index.ok()?.path().join(format!("{krate}-{TAG}")).join(file)).ok())
+            .next();
+        let Some(source) = source else {
+            problems.push(format!("{}: {krate}-{TAG}/{file} is not in {}", link.chapter, registry.display()));
+            continue;
+        };
+        let text = source.lines().nth(line - 1).unwrap_or("<past the end>");
+        if !text.contains(symbol) {
+            problems.push(format!("{}: {} should show `{symbol}`, but the line is {text:?}", link.chapter, link.url));
+        }
+        checked += 1;
+    }
+    assert!(checked > 0 || problems.is_empty(), "no kube-rs link was checked");
+    assert!(problems.is_empty(), "\n{}", problems.join("\n"));
+}

@@ -16,19 +16,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sync"
-	"time"
 
-	"github.com/go-logr/logr"
-	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"forget-is-not-delete/listings/internal/drive"
+	"forget-is-not-delete/listings/internal/trace"
+	"forget-is-not-delete/listings/internal/twin"
 )
 
 var cause = errors.New("spec.replicas must be >= 0")
@@ -46,10 +41,12 @@ var cases = []struct {
 }
 
 func main() {
-	ctrllog.SetLogger(logr.Discard()) // the controller logs every error; keep stdout for the table
+	twin.QuietLogs() // the controller logs every error; keep stdout for the table
 
+	var keys []string
 	errs := map[string]error{}
 	for _, c := range cases {
+		keys = append(keys, c.key)
 		errs[c.key] = c.err
 	}
 	var mu sync.Mutex
@@ -64,117 +61,57 @@ func main() {
 		return reconcile.Result{}, errs[key]
 	})
 
-	wq := &watchingQueue{inFlight: map[string]bool{}, requeued: map[string]bool{}, doneKeys: map[string]bool{}, stopAfter: len(cases), allDone: make(chan struct{})}
+	// The queue notes which key the worker is handling (between Get and
+	// Done) and whether anything adds that key back during that time, which
+	// is how the controller requeues. It says when every case has had its
+	// Done.
+	var (
+		inFlight = map[string]bool{}
+		requeued = map[string]bool{}
+		doneKeys = map[string]bool{}
+		allDone  = make(chan struct{})
+		closed   bool
+	)
+	queue := &trace.Queue{
+		OnGet: func(key string) { inFlight[key] = true },
+		OnCall: func(c trace.Call) {
+			if c.Op.IsAdd() && inFlight[c.Key] {
+				requeued[c.Key] = true
+			}
+		},
+		OnDone: func(key string, _ int) {
+			delete(inFlight, key)
+			doneKeys[key] = true
+			if len(doneKeys) == len(cases) && !closed {
+				closed = true
+				close(allDone)
+			}
+		},
+	}
 	ctrl, err := controller.NewTypedUnmanaged("terminal-errors", controller.TypedOptions[string]{
 		Reconciler: reconciler,
 		// Same priority queue as the default, with the limiter the
 		// controller picked, wrapped so we can watch it.
-		NewQueue: func(name string, rl workqueue.TypedRateLimiter[string]) workqueue.TypedRateLimitingInterface[string] {
-			wq.PriorityQueue = priorityqueue.New(name, func(o *priorityqueue.Opts[string]) { o.RateLimiter = rl })
-			return wq
-		},
+		NewQueue: queue.NewQueue,
 	})
 	if err != nil {
 		panic(err)
 	}
-	events := make(chan event.TypedGenericEvent[string], len(cases))
-	for _, c := range cases {
-		events <- event.TypedGenericEvent[string]{Object: c.key}
-	}
-	if err := ctrl.Watch(source.TypedChannel(events, handler.TypedFuncs[string, string]{
-		GenericFunc: func(_ context.Context, e event.TypedGenericEvent[string], q workqueue.TypedRateLimitingInterface[string]) {
-			q.Add(e.Object)
-		},
-	})); err != nil {
+	// The channel source: every event becomes a plain Add of its key.
+	if err := drive.Keys(ctrl, keys...); err != nil {
 		panic(err)
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan error, 1)
-	go func() { stopped <- ctrl.Start(ctx) }()
-	select {
-	case <-wq.allDone: // every case reconciled at least once and marked Done
-	case <-time.After(10 * time.Second):
-		fmt.Fprintln(os.Stderr, "timed out waiting for the reconciles")
-		os.Exit(1)
-	}
-	cancel()
-	if err := <-stopped; err != nil {
-		panic(err)
-	}
+	stop := drive.Start(ctrl)
+	drive.Wait(allDone, "timed out waiting for the reconciles") // every case reconciled at least once and marked Done
+	stop()
 
-	wq.mu.Lock()
-	defer wq.mu.Unlock()
 	for _, c := range cases {
 		isTerminal := errors.Is(c.err, reconcile.TerminalError(nil))
-		fmt.Printf("%-33serrors.Is(err, TerminalError(nil)) = %-8trequeued? %t\n", c.key, isTerminal, wq.requeued[c.key])
+		fmt.Printf("%-33serrors.Is(err, TerminalError(nil)) = %-8trequeued? %t\n", c.key, isTerminal, requeued[c.key])
 	}
 	terminal := reconcile.TerminalError(cause)
 	fmt.Println()
 	fmt.Printf("TerminalError message : %s\n", terminal.Error())
 	fmt.Printf("Unwrap()              : %s\n", errors.Unwrap(terminal).Error())
-}
-
-// watchingQueue is the real priority queue. It notes which key the worker is
-// handling (between Get and Done) and whether anything adds that key back
-// during that time, which is how the controller requeues.
-type watchingQueue struct {
-	priorityqueue.PriorityQueue[string]
-
-	mu        sync.Mutex
-	inFlight  map[string]bool
-	requeued  map[string]bool
-	doneKeys  map[string]bool
-	stopAfter int
-	allDone   chan struct{}
-	closed    bool
-}
-
-func (q *watchingQueue) GetWithPriority() (string, int, bool) {
-	key, prio, shutdown := q.PriorityQueue.GetWithPriority()
-	if !shutdown {
-		q.mu.Lock()
-		q.inFlight[key] = true
-		q.mu.Unlock()
-	}
-	return key, prio, shutdown
-}
-
-func (q *watchingQueue) noteAdd(keys ...string) {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	for _, k := range keys {
-		if q.inFlight[k] {
-			q.requeued[k] = true
-		}
-	}
-}
-
-func (q *watchingQueue) AddWithOpts(o priorityqueue.AddOpts, keys ...string) {
-	q.noteAdd(keys...)
-	q.PriorityQueue.AddWithOpts(o, keys...)
-}
-
-func (q *watchingQueue) Add(key string) { q.noteAdd(key); q.PriorityQueue.Add(key) }
-
-func (q *watchingQueue) AddRateLimited(key string) {
-	q.noteAdd(key)
-	q.PriorityQueue.AddRateLimited(key)
-}
-
-func (q *watchingQueue) AddAfter(key string, d time.Duration) {
-	q.noteAdd(key)
-	q.PriorityQueue.AddAfter(key, d)
-}
-
-func (q *watchingQueue) Done(key string) {
-	q.PriorityQueue.Done(key)
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	delete(q.inFlight, key)
-	q.doneKeys[key] = true
-	if len(q.doneKeys) == q.stopAfter && !q.closed {
-		q.closed = true
-		close(q.allDone)
-	}
 }

@@ -25,31 +25,28 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"testing"
 	"testing/synctest"
 	"time"
 
-	"github.com/go-logr/logr"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"forget-is-not-delete/listings/internal/twin"
 )
 
 var rows = []int{1, 2, 4, 8, 10, 12, 14, 16, 18, 19, 20, 22}
 
 const wantAttempts = 23 // enough for a row at failure #22
 
-var stdout = os.Stdout
+// The listing goes to twin.Stdout; testing's own output goes to stderr.
+var stdout = twin.Stdout
 
 func TestMain(m *testing.M) {
-	ctrllog.SetLogger(logr.Discard()) // the controller logs every one of the 23 errors
-	klog.SetLogger(logr.Discard())
-	os.Stdout = os.Stderr // testing's own output goes to stderr from here on
-	os.Exit(m.Run())
+	twin.QuietLogs() // the controller logs every one of the 23 errors
+	twin.RunListing(m)
 }
 
 func TestRetryCurve(t *testing.T) {

@@ -26,21 +26,20 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"testing"
 	"testing/synctest"
 	"time"
 
 	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
+
+	"forget-is-not-delete/listings/internal/twin"
 )
 
-var stdout = os.Stdout
+// The listing goes to twin.Stdout; testing's own output goes to stderr.
+var stdout = twin.Stdout
 
-func TestMain(m *testing.M) {
-	os.Stdout = os.Stderr // testing's own output goes to stderr from here on
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { twin.RunListing(m) }
 
 // at is AddOpts for "this priority, ready now".
 func at(priority int) priorityqueue.AddOpts {

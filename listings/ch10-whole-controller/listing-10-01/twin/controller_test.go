@@ -25,37 +25,31 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"testing"
 	"testing/synctest"
 	"time"
 
-	"github.com/go-logr/logr"
-	"k8s.io/client-go/util/workqueue"
-	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"forget-is-not-delete/listings/internal/drive"
+	"forget-is-not-delete/listings/internal/twin"
 )
 
 // 5 first attempts, plus the second attempts of "fail", "later" and "boom".
 const wantReconciles = 8
 
-var stdout = os.Stdout
+// The listing goes to twin.Stdout; testing's own output goes to stderr.
+var stdout = twin.Stdout
 
 func TestMain(m *testing.M) {
 	// The controller logs every error and the recovered panic; keep them
 	// off stdout. The panic handler logs through klog.
-	ctrllog.SetLogger(logr.Discard())
-	klog.SetLogger(logr.Discard())
-	os.Stdout = os.Stderr // testing's own output goes to stderr from here on
-	os.Exit(m.Run())
+	twin.QuietLogs()
+	twin.RunListing(m)
 }
 
 // The families the listing shows. The registry also holds the other
@@ -129,16 +123,7 @@ func TestWholeController(t *testing.T) {
 		}
 
 		// The channel source: every event becomes a plain Add of its key.
-		events := make(chan event.TypedGenericEvent[string], 5)
-		for _, key := range []string{"ok", "fail", "terminal", "later", "boom"} {
-			events <- event.TypedGenericEvent[string]{Object: key}
-		}
-		err = c.Watch(source.TypedChannel(events, handler.TypedFuncs[string, string]{
-			GenericFunc: func(_ context.Context, e event.TypedGenericEvent[string], q workqueue.TypedRateLimitingInterface[string]) {
-				q.Add(e.Object)
-			},
-		}))
-		if err != nil {
+		if err := drive.Keys(c, "ok", "fail", "terminal", "later", "boom"); err != nil {
 			t.Fatal(err)
 		}
 

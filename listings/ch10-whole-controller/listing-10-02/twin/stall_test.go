@@ -29,7 +29,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"testing"
 	"testing/synctest"
 	"time"
@@ -39,18 +38,18 @@ import (
 	// installs controller-runtime's workqueue metrics provider.
 	_ "sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
+
+	"forget-is-not-delete/listings/internal/twin"
 )
 
 const queueName = "stall"
 
 const rowFormat = "%-7s%-7s%-7s%-6s%-25s%s\n"
 
-var stdout = os.Stdout
+// The listing goes to twin.Stdout; testing's own output goes to stderr.
+var stdout = twin.Stdout
 
-func TestMain(m *testing.M) {
-	os.Stdout = os.Stderr // testing's own output goes to stderr from here on
-	os.Exit(m.Run())
-}
+func TestMain(m *testing.M) { twin.RunListing(m) }
 
 func TestStallInMetrics(t *testing.T) {
 	var samples []map[string]float64

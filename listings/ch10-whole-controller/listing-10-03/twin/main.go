@@ -29,16 +29,12 @@ import (
 	"strings"
 	"time"
 
-	"github.com/go-logr/logr"
-	"k8s.io/client-go/util/workqueue"
-	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"forget-is-not-delete/listings/internal/drive"
+	"forget-is-not-delete/listings/internal/trace"
+	"forget-is-not-delete/listings/internal/twin"
 )
 
 const childEnv = "LISTING_10_03_CHILD"
@@ -46,8 +42,7 @@ const childEnv = "LISTING_10_03_CHILD"
 func main() {
 	// Keep stdout for the trace: the controller logs the panic and the
 	// error, and the panic handler logs through klog.
-	ctrllog.SetLogger(logr.Discard())
-	klog.SetLogger(logr.Discard())
+	twin.QuietLogs()
 
 	if os.Getenv(childEnv) == "1" {
 		recoverOff()
@@ -66,12 +61,7 @@ func main() {
 func recoverOn() {
 	allDone := make(chan struct{})
 	stop := runController("recover-on", nil, 2, allDone)
-	select {
-	case <-allDone:
-	case <-time.After(10 * time.Second):
-		fmt.Fprintln(os.Stderr, "timed out waiting for the reconciles")
-		os.Exit(1)
-	}
+	drive.Wait(allDone, "timed out waiting for the reconciles")
 	stop()
 }
 
@@ -153,88 +143,27 @@ func runController(name string, recoverPanic *bool, stopAfter int, allDone chan 
 		return reconcile.Result{}, nil
 	})
 
+	// Same queue as the default one, wrapped to print the calls. Done runs
+	// from the worker's defer, so it is printed even while a panic that
+	// RecoverPanic did not stop is unwinding the worker.
+	queue := &trace.Queue{
+		OnCall: trace.Print,
+		OnDone: func(_ string, doneCalls int) {
+			if doneCalls == stopAfter {
+				close(allDone)
+			}
+		},
+	}
 	c, err := controller.NewTypedUnmanaged(name, controller.TypedOptions[string]{
 		Reconciler:   reconciler,
 		RecoverPanic: recoverPanic, // nil means the default, which is on
-		// Same queue as the default one, wrapped to print the calls.
-		NewQueue: func(name string, rl workqueue.TypedRateLimiter[string]) workqueue.TypedRateLimitingInterface[string] {
-			pq := priorityqueue.New(name, func(o *priorityqueue.Opts[string]) { o.RateLimiter = rl })
-			return &tracingQueue{PriorityQueue: pq, stopAfter: stopAfter, allDone: allDone}
-		},
+		NewQueue:     queue.NewQueue,
 	})
 	if err != nil {
 		panic(err)
 	}
-
-	events := make(chan event.TypedGenericEvent[string], 1)
-	events <- event.TypedGenericEvent[string]{Object: "boom"}
-	err = c.Watch(source.TypedChannel(events, handler.TypedFuncs[string, string]{
-		GenericFunc: func(_ context.Context, e event.TypedGenericEvent[string], q workqueue.TypedRateLimitingInterface[string]) {
-			q.Add(e.Object)
-		},
-	}))
-	if err != nil {
+	if err := drive.Keys(c, "boom"); err != nil {
 		panic(err)
 	}
-
-	ctx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan error, 1)
-	go func() { stopped <- c.Start(ctx) }()
-	return func() {
-		cancel()
-		if err := <-stopped; err != nil {
-			panic(err)
-		}
-	}
-}
-
-// tracingQueue is the real priority queue plus a print for each call the
-// controller makes after a reconcile. It still satisfies
-// priorityqueue.PriorityQueue, so the controller uses it as a priority queue.
-type tracingQueue struct {
-	priorityqueue.PriorityQueue[string]
-	stopAfter int
-	doneCalls int // only touched by the single worker
-	allDone   chan struct{}
-}
-
-// The controller requeues through AddWithOpts: RateLimited for an error
-// (a recovered panic is one), After for Result.RequeueAfter. A plain add
-// (the channel source) is not printed.
-func (q *tracingQueue) AddWithOpts(o priorityqueue.AddOpts, items ...string) {
-	for _, key := range items {
-		switch {
-		case o.RateLimited:
-			fmt.Printf("  add_rate_limited %q\n", key)
-		case o.After > 0:
-			fmt.Printf("  add_after %q %s\n", key, o.After)
-		}
-	}
-	q.PriorityQueue.AddWithOpts(o, items...)
-}
-
-func (q *tracingQueue) AddRateLimited(key string) {
-	fmt.Printf("  add_rate_limited %q\n", key)
-	q.PriorityQueue.AddRateLimited(key)
-}
-
-func (q *tracingQueue) AddAfter(key string, d time.Duration) {
-	fmt.Printf("  add_after %q %s\n", key, d)
-	q.PriorityQueue.AddAfter(key, d)
-}
-
-func (q *tracingQueue) Forget(key string) {
-	fmt.Printf("  forget %q\n", key)
-	q.PriorityQueue.Forget(key)
-}
-
-// Done runs from the worker's defer, so it also runs while a panic that
-// RecoverPanic did not stop is unwinding the worker.
-func (q *tracingQueue) Done(key string) {
-	fmt.Printf("  done %q\n", key)
-	q.PriorityQueue.Done(key)
-	q.doneCalls++
-	if q.doneCalls == q.stopAfter {
-		close(q.allDone)
-	}
+	return drive.Start(c)
 }

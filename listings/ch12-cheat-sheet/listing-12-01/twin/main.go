@@ -19,21 +19,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
-	"sync"
 	"time"
 
-	"github.com/go-logr/logr"
 	"k8s.io/client-go/util/workqueue"
-	"k8s.io/klog/v2"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
-	"sigs.k8s.io/controller-runtime/pkg/event"
-	"sigs.k8s.io/controller-runtime/pkg/handler"
-	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
-	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	"forget-is-not-delete/listings/internal/drive"
+	"forget-is-not-delete/listings/internal/trace"
+	"forget-is-not-delete/listings/internal/twin"
 )
 
 const (
@@ -55,132 +50,56 @@ func arm(name string, out outcome) ([]string, int) {
 	rl.When(key)
 	rl.When(key)
 
-	q := &recordingQueue{done: make(chan struct{})}
+	// The queue records each call the controller makes after the reconcile
+	// (not the source's plain add). It hands out exactly one item: after
+	// that, GetWithPriority reports shutdown, so the worker stops after its
+	// one reconcile even if a rate-limited requeue becomes ready before the
+	// controller is stopped.
+	var (
+		calls    []string
+		failures int
+		done     = make(chan struct{})
+	)
+	q := &trace.Queue{HandOut: 1}
+	q.OnCall = func(c trace.Call) {
+		if c.Op != trace.Add {
+			calls = append(calls, c.WithoutKey())
+		}
+	}
+	q.OnDone = func(item string, _ int) {
+		// controller-runtime's priority queue takes adds into a buffer that
+		// a background goroutine flushes, and a rate-limited add calls When
+		// (the failure count) only at the flush. Len flushes the buffer
+		// first, so the count read next includes the requeue the reconcile
+		// just made.
+		q.Len()
+		failures = q.NumRequeues(item)
+		close(done)
+	}
 	c, err := controller.NewTypedUnmanaged(name, controller.TypedOptions[string]{
 		Reconciler:  reconcile.TypedFunc[string](func(context.Context, string) (reconcile.Result, error) { return out() }),
 		RateLimiter: rl,
 		// The hook receives rl and builds the priority queue the default
 		// NewQueue builds (minus the logger); we only wrap it.
-		NewQueue: func(name string, rl workqueue.TypedRateLimiter[string]) workqueue.TypedRateLimitingInterface[string] {
-			pq := priorityqueue.New(name, func(o *priorityqueue.Opts[string]) { o.RateLimiter = rl })
-			q.PriorityQueue = pq
-			return q
-		},
+		NewQueue: q.NewQueue,
 	})
 	if err != nil {
 		panic(err)
 	}
-
-	events := make(chan event.TypedGenericEvent[string], 1)
-	events <- event.TypedGenericEvent[string]{Object: key}
-	err = c.Watch(source.TypedChannel(events, handler.TypedFuncs[string, string]{
-		GenericFunc: func(_ context.Context, e event.TypedGenericEvent[string], q workqueue.TypedRateLimitingInterface[string]) {
-			q.Add(e.Object)
-		},
-	}))
-	if err != nil {
+	if err := drive.Keys(c, key); err != nil {
 		panic(err)
 	}
 
-	ctx, cancel := context.WithCancel(context.Background())
-	stopped := make(chan error, 1)
-	go func() { stopped <- c.Start(ctx) }()
-
-	select {
-	case <-q.done:
-	case <-time.After(10 * time.Second):
-		fmt.Fprintf(os.Stderr, "%s: timed out waiting for the reconcile\n", name)
-		os.Exit(1)
-	}
-	cancel()
-	if err := <-stopped; err != nil {
-		panic(err)
-	}
-	return q.calls, q.failures
-}
-
-// recordingQueue is the real priority queue plus a record of each call the
-// controller makes after a reconcile. It still satisfies
-// priorityqueue.PriorityQueue, so the controller uses it as a priority queue.
-//
-// It hands out exactly one item: after the first Done, GetWithPriority
-// reports shutdown, so the worker stops after its one reconcile even if a
-// rate-limited requeue becomes ready before the controller is stopped.
-type recordingQueue struct {
-	priorityqueue.PriorityQueue[string]
-	mu       sync.Mutex
-	calls    []string
-	handed   bool
-	failures int
-	done     chan struct{}
-}
-
-func (q *recordingQueue) record(call string) {
-	q.mu.Lock()
-	q.calls = append(q.calls, call)
-	q.mu.Unlock()
-}
-
-func (q *recordingQueue) GetWithPriority() (string, int, bool) {
-	q.mu.Lock()
-	handed := q.handed
-	q.handed = true
-	q.mu.Unlock()
-	if handed {
-		return "", 0, true
-	}
-	return q.PriorityQueue.GetWithPriority()
-}
-
-// The controller requeues through AddWithOpts: RateLimited for an error or
-// Requeue, After for Result.RequeueAfter. A plain add (the channel source)
-// is not recorded.
-func (q *recordingQueue) AddWithOpts(o priorityqueue.AddOpts, items ...string) {
-	for range items {
-		switch {
-		case o.RateLimited:
-			q.record("add_rate_limited")
-		case o.After > 0:
-			q.record(fmt.Sprintf("add_after %s", o.After))
-		}
-	}
-	q.PriorityQueue.AddWithOpts(o, items...)
-}
-
-func (q *recordingQueue) AddRateLimited(item string) {
-	q.record("add_rate_limited")
-	q.PriorityQueue.AddRateLimited(item)
-}
-
-func (q *recordingQueue) AddAfter(item string, d time.Duration) {
-	q.record(fmt.Sprintf("add_after %s", d))
-	q.PriorityQueue.AddAfter(item, d)
-}
-
-func (q *recordingQueue) Forget(item string) {
-	q.record("forget")
-	q.PriorityQueue.Forget(item)
-}
-
-func (q *recordingQueue) Done(item string) {
-	q.record("done")
-	q.PriorityQueue.Done(item)
-	// controller-runtime's priority queue takes adds into a buffer that a
-	// background goroutine flushes, and a rate-limited add calls When (the
-	// failure count) only at the flush. Len flushes the buffer first, so
-	// the count read next includes the requeue the reconcile just made.
-	q.PriorityQueue.Len()
-	q.mu.Lock()
-	q.failures = q.PriorityQueue.NumRequeues(item)
-	q.mu.Unlock()
-	close(q.done)
+	stop := drive.Start(c)
+	drive.Wait(done, name+": timed out waiting for the reconcile")
+	stop()
+	return calls, failures
 }
 
 func main() {
 	// Keep stdout for the tables: the controller logs every error, and the
 	// panic handler logs through klog.
-	ctrllog.SetLogger(logr.Discard())
-	klog.SetLogger(logr.Discard())
+	twin.QuietLogs()
 
 	arms := []struct {
 		name string

@@ -66,10 +66,10 @@ fn mdbook() -> Result<PathBuf> {
     let tools = root().join(".tools");
     let bin = tools.join("bin").join("mdbook");
     let installed = Command::new(&bin).arg("--version").output().ok().filter(|out| out.status.success());
-    if let Some(out) = installed {
-        if String::from_utf8_lossy(&out.stdout).trim() == format!("mdbook v{MDBOOK_VERSION}") {
-            return Ok(bin);
-        }
+    if let Some(out) = installed
+        && String::from_utf8_lossy(&out.stdout).trim() == format!("mdbook v{MDBOOK_VERSION}")
+    {
+        return Ok(bin);
     }
     let mut install = cargo();
     install.args(["install", "mdbook", "--locked", "--version", MDBOOK_VERSION, "--root"]).arg(&tools);

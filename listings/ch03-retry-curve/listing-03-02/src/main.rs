@@ -4,7 +4,6 @@
 // each attempt.
 
 use std::sync::Mutex;
-use std::time::Duration;
 
 use anyhow::anyhow;
 use faithful_workqueue::controller::Controller;
@@ -43,5 +42,4 @@ async fn main() {
     }
     println!();
     println!("attempts observed: {}", attempts.len());
-    let _ = Duration::ZERO;
 }

@@ -10,7 +10,6 @@ use std::time::Duration;
 
 use anyhow::anyhow;
 use faithful_workqueue::controller::{Controller, Options};
-use faithful_workqueue::go_duration::GoDuration;
 use faithful_workqueue::prometheus::{ControllerMetrics, WorkqueueMetricsProvider, samples};
 use faithful_workqueue::reconcile::{ReconcileResult, terminal_error};
 use prometheus_client::registry::Registry;
@@ -117,5 +116,4 @@ async fn main() {
         }
     }
     // ANCHOR_END: metrics
-    let _ = GoDuration(Duration::ZERO);
 }

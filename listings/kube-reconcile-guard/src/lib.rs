@@ -63,7 +63,9 @@
 //! This crate is meant to be copied into your project. It depends only on
 //! kube, futures and tokio. Like every library on `k8s-openapi`, it enables
 //! no Kubernetes version feature itself; its tests pick `v1_37` through a
-//! dev-dependency.
+//! dev-dependency, and its `.cargo/config.toml` sets
+//! `K8S_OPENAPI_ENABLED_VERSION` so that `cargo build` in its own folder works
+//! too. In your controller, your own k8s-openapi version feature applies.
 #![warn(missing_docs)]
 
 use std::collections::HashMap;

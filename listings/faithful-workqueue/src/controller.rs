@@ -505,70 +505,36 @@ where
             let controller = self.clone();
             workers.spawn(async move { while controller.process_next_work_item().await {} });
         }
-        let mut panicked = None;
-        tokio::select! {
-            () = shutdown => {}
-            Some(Err(err)) = workers.join_next() => {
-                if err.is_panic() {
-                    panicked = Some(err.into_panic());
-                }
-            }
-        }
+        // Until shutdown: stop early only if a worker panics, or if every
+        // worker has ended because someone else shut the queue down.
+        let mut panicked = tokio::select! {
+            () = shutdown => None,
+            payload = first_panic(&mut workers) => payload,
+        };
         pump.abort();
         self.queue.shut_down();
-        while let Some(joined) = workers.join_next().await {
-            if let Err(err) = joined {
-                if err.is_panic() && panicked.is_none() {
-                    panicked = Some(err.into_panic());
-                }
-            }
+        // Each worker finishes the request it holds; get then reports shutdown.
+        if let Some(payload) = first_panic(&mut workers).await {
+            panicked.get_or_insert(payload);
         }
         if let Some(payload) = panicked {
             std::panic::resume_unwind(payload);
         }
     }
+}
 
-    /// Runs `max_concurrent_reconciles` workers until the queue is shut down
-    /// and drained, then returns.
-    ///
-    /// ```
-    /// use faithful_workqueue::controller::Controller;
-    /// use faithful_workqueue::default_rate_limiters::priority_queue_default_rate_limiter;
-    /// use faithful_workqueue::rate_limiting_queue::RateLimitingQueue;
-    /// use faithful_workqueue::reconcile::ReconcileResult;
-    ///
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// async fn ok(_: &'static str) -> anyhow::Result<ReconcileResult> {
-    ///     Ok(ReconcileResult::done())
-    /// }
-    /// let queue = RateLimitingQueue::new(priority_queue_default_rate_limiter());
-    /// let c = std::sync::Arc::new(Controller::new(queue.clone(), ok));
-    /// queue.add("a");
-    /// queue.add("b");
-    /// queue.shut_down();
-    /// c.run().await; // client-go's queue hands out what is left, then the workers stop
-    /// assert!(queue.is_empty());
-    /// # }
-    /// ```
-    pub async fn run(self: Arc<Self>)
-    where
-        Q: 'static,
-        R: 'static,
-    {
-        let mut workers = tokio::task::JoinSet::new();
-        for _ in 0..self.options.max_concurrent_reconciles.max(1) {
-            let controller = self.clone();
-            workers.spawn(async move { while controller.process_next_work_item().await {} });
-        }
-        while let Some(joined) = workers.join_next().await {
-            if let Err(err) = joined {
-                if err.is_panic() {
-                    std::panic::resume_unwind(err.into_panic());
-                }
-            }
+/// Waits for the workers: the payload of the first one that panicked, or
+/// `None` once all have ended without panicking. Workers still running after a
+/// panic are left in the set.
+async fn first_panic(workers: &mut tokio::task::JoinSet<()>) -> Option<Box<dyn Any + Send>> {
+    while let Some(joined) = workers.join_next().await {
+        if let Err(err) = joined
+            && err.is_panic()
+        {
+            return Some(err.into_panic());
         }
     }
+    None
 }
 
 /// `controller_runtime_active_workers` +1 now, −1 on drop.

@@ -588,3 +588,17 @@ async fn reconciliation_timeout_turns_a_hang_into_a_retried_error() {
         .map(|(_, v)| v);
     assert_eq!(timeouts, Some(1.0));
 }
+
+// not upstream: start returns once its workers have ended, also when the queue
+// was shut down by someone else before the shutdown signal came.
+#[tokio::test(start_paused = true)]
+async fn start_returns_when_the_queue_is_shut_down_elsewhere() {
+    let (queue, _limiter) = Recorder::new();
+    let c = std::sync::Arc::new(Controller::new(queue.clone(), |_key: &'static str| async {
+        Ok(ReconcileResult::done())
+    }));
+    let (_events, source) = tokio::sync::mpsc::channel::<&'static str>(1);
+    queue.q.shut_down();
+    let finished = tokio::time::timeout(Duration::from_secs(60), c.start(source, std::future::pending())).await;
+    assert!(finished.is_ok(), "start waited for a shutdown signal although every worker had ended");
+}

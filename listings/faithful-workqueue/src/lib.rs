@@ -72,3 +72,4 @@ pub mod prometheus;
 pub mod queue;
 pub mod rate_limiting_queue;
 pub mod reconcile;
+mod sync;

@@ -28,12 +28,13 @@ use std::collections::{HashMap, VecDeque};
 use std::fmt;
 use std::hash::Hash;
 use std::pin::pin;
-use std::sync::{Arc, Mutex, MutexGuard, Weak};
+use std::sync::{Arc, Weak};
 
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::metrics::{DEFAULT_UNFINISHED_WORK_UPDATE_PERIOD, MetricsProvider, QueueMetrics};
+use crate::sync::{Mutex, MutexGuard};
 
 /// The bounds every queue item satisfies: upstream's `comparable`, plus `Send`
 /// so that queues can be shared between tokio tasks.

@@ -1,13 +1,29 @@
 //! Readers copy listings into their own projects. This test does the same:
 //! each listing, with only the crates of `listings/` it depends on (by path),
-//! goes into a fresh folder outside the repository, is built and run there
-//! with `cargo run`, and must print its committed output.
+//! goes into a folder outside the repository, is built and run there with
+//! `cargo run`, and must print its committed output.
+//!
+//! The copies live in one scratch tree under the system's temporary folder,
+//! laid out as `listings/` is, with one target folder, and are kept between
+//! runs: a file whose content did not change is not rewritten, so cargo
+//! rebuilds only what changed. Each listing is still its own root package,
+//! outside any workspace, so cargo reads only its manifest and its path
+//! dependencies; the other copies beside it play no part in its build.
 
 mod common;
 
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
+
+/// The scratch tree of this checkout (one per repository path, so two clones
+/// do not share it).
+fn scratch(what: &str) -> PathBuf {
+    use std::hash::{Hash, Hasher};
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    common::root().hash(&mut hasher);
+    std::env::temp_dir().join(format!("forget-is-not-delete-{what}-{:08x}", hasher.finish() as u32))
+}
 
 /// The `path = "..."` dependencies of a manifest, resolved against its folder.
 fn path_dependencies(crate_dir: &Path) -> Vec<PathBuf> {
@@ -21,46 +37,78 @@ fn path_dependencies(crate_dir: &Path) -> Vec<PathBuf> {
         .collect()
 }
 
-fn copy_dir(from: &Path, to: &Path) {
+/// Makes `to` a copy of `from`, leaving alone the files that are already
+/// equal (so their times do not change) and removing what `from` lacks.
+/// `target` folders and Go twins are not part of a copy; `keep` names files
+/// of `to` that the test writes itself.
+fn sync_dir(from: &Path, to: &Path, keep: &[&str]) {
     fs::create_dir_all(to).unwrap();
+    let mut wanted = Vec::new();
     for entry in fs::read_dir(from).unwrap() {
         let path = entry.unwrap().path();
-        let name = path.file_name().unwrap();
+        let name = path.file_name().unwrap().to_owned();
         if name == "target" || name == "twin" {
             continue; // build output, and the Go side, are not part of a copy
         }
-        if path.is_dir() { copy_dir(&path, &to.join(name)) } else { fs::copy(&path, to.join(name)).map(|_| ()).unwrap() }
+        let dest = to.join(&name);
+        if path.is_dir() {
+            sync_dir(&path, &dest, &[]);
+        } else {
+            let bytes = fs::read(&path).unwrap();
+            if fs::read(&dest).ok().as_deref() != Some(&bytes[..]) {
+                fs::write(&dest, &bytes).unwrap();
+            }
+        }
+        wanted.push(name);
+    }
+    for entry in fs::read_dir(to).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_owned();
+        if wanted.contains(&name) || keep.iter().any(|k| name == *k) {
+            continue;
+        }
+        if path.is_dir() { fs::remove_dir_all(&path).unwrap() } else { fs::remove_file(&path).unwrap() }
+    }
+}
+
+/// Writes the workspace's lock file into a copied crate, unless an equal one
+/// is there. It keeps the copy on the versions the book was checked with.
+fn copy_lock_file(copied: &Path) {
+    let lock = fs::read(common::root().join("Cargo.lock")).unwrap();
+    let dest = copied.join("Cargo.lock");
+    if fs::read(&dest).ok() != Some(lock.clone()) {
+        fs::write(dest, lock).unwrap();
     }
 }
 
 /// Copies `crate_dir` and, transitively, its path dependencies into `dest`,
 /// keeping their places relative to `listings/` so the paths still resolve.
-fn copy_with_dependencies(crate_dir: &Path, listings: &Path, dest: &Path) {
+fn copy_with_dependencies(crate_dir: &Path, listings: &Path, dest: &Path, copied: &mut Vec<PathBuf>) {
     let crate_dir = crate_dir.canonicalize().unwrap();
     let relative = crate_dir.strip_prefix(listings).expect("listings depend only on crates of listings/");
     let target = dest.join(relative);
-    if target.exists() {
+    if copied.contains(&target) {
         return;
     }
-    copy_dir(&crate_dir, &target);
+    sync_dir(&crate_dir, &target, &["Cargo.lock"]);
+    copied.push(target);
     for dependency in path_dependencies(&crate_dir) {
-        copy_with_dependencies(&dependency, listings, dest);
+        copy_with_dependencies(&dependency, listings, dest, copied);
     }
 }
 
 #[test]
 fn every_listing_builds_and_runs_when_copied_out() {
     let listings = common::root().join("listings").canonicalize().unwrap();
-    let scratch = std::env::temp_dir().join("forget-is-not-delete-copy-out");
-    let _ = fs::remove_dir_all(&scratch);
+    let scratch = scratch("copy-out");
+    let tree = scratch.join("listings");
     let mut failures = Vec::new();
+    let mut copied_crates = Vec::new();
     for listing in common::rust_listings() {
-        let dest = scratch.join(&listing.name);
-        copy_with_dependencies(&listing.dir, &listings, &dest);
-        let copied = dest.join(listing.dir.canonicalize().unwrap().strip_prefix(&listings).unwrap());
-        // The workspace's lock file keeps the copy on the versions the book was
-        // checked with; cargo drops the entries the copy does not use.
-        fs::copy(common::root().join("Cargo.lock"), copied.join("Cargo.lock")).unwrap();
+        copy_with_dependencies(&listing.dir, &listings, &tree, &mut copied_crates);
+        let copied = tree.join(listing.dir.canonicalize().unwrap().strip_prefix(&listings).unwrap());
+        // Cargo drops the lock entries the copy does not use.
+        copy_lock_file(&copied);
         let out = Command::new(env!("CARGO"))
             .current_dir(&copied)
             .args(["run", "--quiet"])
@@ -88,8 +136,27 @@ fn every_listing_builds_and_runs_when_copied_out() {
             ));
         }
     }
+    // Copies of crates that left the repository go too.
+    remove_stale_copies(&tree, &copied_crates);
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
-    let _ = fs::remove_dir_all(&scratch);
+}
+
+/// Removes the crate folders of `tree` that this run did not copy.
+fn remove_stale_copies(tree: &Path, copied: &[PathBuf]) {
+    let mut stack = vec![tree.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if !path.is_dir() || copied.contains(&path) {
+                continue;
+            }
+            if copied.iter().any(|c| c.starts_with(&path)) {
+                stack.push(path); // a folder on the way to a copy, like ch05-silent-stall
+            } else {
+                fs::remove_dir_all(&path).unwrap();
+            }
+        }
+    }
 }
 
 /// The middleware crate of chapter 11 is meant to be copied alone: it must
@@ -99,11 +166,10 @@ fn every_listing_builds_and_runs_when_copied_out() {
 fn the_reconcile_guard_passes_its_tests_when_copied_out_alone() {
     let guard = common::root().join("listings/kube-reconcile-guard");
     assert!(path_dependencies(&guard).is_empty(), "kube-reconcile-guard must not depend on crates of this repository by path");
-    let scratch = std::env::temp_dir().join("forget-is-not-delete-copy-out-guard");
-    let _ = fs::remove_dir_all(&scratch);
+    let scratch = scratch("copy-out-guard");
     let copied = scratch.join("kube-reconcile-guard");
-    copy_dir(&guard, &copied);
-    fs::copy(common::root().join("Cargo.lock"), copied.join("Cargo.lock")).unwrap();
+    sync_dir(&guard, &copied, &["Cargo.lock"]);
+    copy_lock_file(&copied);
     // It must build as a library on its own (its .cargo/config.toml picks
     // k8s-openapi's version there) and pass its tests.
     for step in ["build", "test"] {
@@ -123,5 +189,4 @@ fn the_reconcile_guard_passes_its_tests_when_copied_out_alone() {
             String::from_utf8_lossy(&out.stderr)
         );
     }
-    let _ = fs::remove_dir_all(&scratch);
 }

@@ -263,7 +263,17 @@ async function codeBlocks(page) {
     const pre = pres.nth(i);
     if (await pre.locator('.play-button').count()) {
       await pre.hover({ timeout: 2000 }).catch(() => {});
-      await page.waitForTimeout(150); // the buttons fade in over 0.1s
+      // The buttons fade in over 0.1s: wait for the fade, not for a fixed time
+      // (a button that never shows is reported by the caller).
+      await pre.evaluate(pre => new Promise(resolve => {
+        const button = pre.querySelector('.play-button');
+        const start = performance.now();
+        (function poll() {
+          const shown = button.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true });
+          if (shown || performance.now() - start > 1000) resolve();
+          else requestAnimationFrame(poll);
+        })();
+      }));
     }
     blocks.push(await pre.evaluate((pre, i) => {
       const button = pre.querySelector('.play-button');
@@ -294,7 +304,6 @@ async function checkPlayButtons(name, page, seen) {
     // book.js shows the play buttons only once the crate list has come back.
     await page.waitForFunction(() => Array.from(document.querySelectorAll('pre.playground')).every(pre => pre.querySelector('.play-button')), null, { timeout: 5000 }).catch(() => {});
     check(name, seen.crates > 0, `runnable blocks but no request for the crate list (${CRATES_URL})`);
-    await page.waitForTimeout(200);
   }
   for (const block of await codeBlocks(page)) {
     const what = `code block ${block.index + 1}${block.id ? ` #${block.id}` : ''} (${block.classes || 'no class'})`;

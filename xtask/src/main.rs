@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! cargo xtask book              render the book into book/ (installs mdBook if needed)
-//! cargo xtask test              every test: listings, outputs, twins, skeptic, mdbook test, browser
+//! cargo xtask test [--no-cache]  every test: listings, outputs, twins, skeptic, mdbook test, browser
 //! cargo xtask book-test [ARGS]  only `mdbook test`, with the library path prepared
 //! cargo xtask browser-test      open every page of book/ in headless Chromium (after `book`)
 //! cargo xtask bless             rewrite stale committed outputs, then review `git diff`
@@ -16,6 +16,10 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
+mod cache;
+
+use cache::{Inputs, Policy, cached};
+
 /// The mdBook this book is written for. `install-mdbook` installs exactly this.
 const MDBOOK_VERSION: &str = "0.5.4";
 
@@ -25,7 +29,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("book") => book(),
-        Some("test") => test(),
+        Some("test") => test(Policy::from_args(&args[1..])),
         Some("book-test") => book_test(&args[1..]),
         Some("browser-test") => browser_test(),
         Some("bless") => bless(),
@@ -103,7 +107,9 @@ fn book() -> Result {
     Ok(())
 }
 
-fn test() -> Result {
+/// Every test. The steps that cannot be incremental are skipped when their
+/// inputs are unchanged since they last passed (see `cache.rs`).
+fn test(policy: Policy) -> Result {
     let mdbook = mdbook()?;
     let expanded = root().join("target/book-md");
     mdbook_build(&expanded, true)?;
@@ -113,11 +119,49 @@ fn test() -> Result {
         .args(["test", "--workspace", "--locked"])
         .env("BOOK_MD_DIR", &expanded)
         .env("MDBOOK", &mdbook);
-    run(tests, "cargo test --workspace (listings, crate, outputs, twins, skeptic, links)")?;
+    run(tests, "cargo test --workspace (crate, listings, outputs, twins, differential, stress, properties, copy-out, links)")?;
 
-    book_test(&[])?;
+    model_check()?;
+
+    // What every block of the book compiles against: the chapters, the
+    // listings they include, the crates the listings use, the toolchain.
+    let book_code = || {
+        Inputs::new()
+            .paths(&["src", "book.toml", "listings", "tests/book_deps", "build.rs", "Cargo.toml", "Cargo.lock", "xtask/src"])
+            .command("rustc", &["-vV"])
+            .env(&["RUSTFLAGS"])
+            .value(MDBOOK_VERSION)
+    };
+    cached("skeptic", book_code().paths(&["tests/skeptic.rs"]), policy, || {
+        let mut skeptic = cargo();
+        skeptic
+            // --workspace, so that features unify as in the run above and
+            // the blocks link against the same, single build of each crate.
+            .args(["test", "--workspace", "--locked", "--test", "skeptic"])
+            .env("BOOK_MD_DIR", &expanded);
+        run(skeptic, "skeptic: every Rust block of every chapter, as readers see it")
+    })?;
+    cached("mdbook-test", book_code(), policy, || book_test(&[]))?;
+
     book()?;
-    browser_test()
+    let chromium = chromium()?;
+    let rendered = Inputs::new()
+        .paths(&["book", "src", "tests/browser/book.test.mjs", "tests/browser/package-lock.json", "xtask/src"])
+        .command("node", &["--version"])
+        .command(&chromium.to_string_lossy(), &["--version"]);
+    cached("browser-test", rendered, policy, browser_test)
+}
+
+/// The shuttle model checks of the queue (`tests/model_check.rs`): the crate
+/// built with `--cfg shuttle`, in a target folder of its own so the usual
+/// build is not invalidated.
+fn model_check() -> Result {
+    let mut check = cargo();
+    check
+        .args(["test", "--locked", "-p", "faithful-workqueue", "--test", "model_check", "--target-dir"])
+        .arg(root().join("target/shuttle"))
+        .env("RUSTFLAGS", "--cfg shuttle");
+    run(check, "model checking with shuttle: add/get/done/shut_down under many schedules")
 }
 
 /// The Chromium the browser test drives: Debian's, installed with apt-get when

@@ -292,28 +292,59 @@ impl BucketRateLimiter {
         Self { rate, burst, state: Mutex::new(Bucket { tokens: burst as f64, last: None }) }
     }
 
-    /// Takes one token now and returns how long to wait for it.
+    /// Takes one token now and returns how long to wait for it, as x/time's
+    /// `Limiter.Reserve().Delay()` does.
     fn reserve(&self) -> Duration {
         let now = Instant::now();
         let mut bucket = self.state.lock().unwrap();
-        if self.rate <= 0.0 {
-            // x/time/rate: a zero limit with burst admits nothing in the future.
-            return Duration::MAX;
+        if self.rate == f64::INFINITY {
+            return Duration::ZERO; // rate.Inf: every event is allowed
         }
-        let elapsed = bucket.last.map_or(Duration::MAX, |last| now.saturating_duration_since(last));
-        let refill = if elapsed == Duration::MAX { f64::INFINITY } else { elapsed.as_secs_f64() * self.rate };
+        if self.burst == 0 {
+            // One token is more than the bucket holds: the reservation is
+            // refused, nothing is taken, and the delay is InfDuration.
+            return INF_DURATION;
+        }
+        // A limit of zero (or less) refills nothing, but the first `burst`
+        // reservations still take the tokens the bucket starts with.
+        let refill = match bucket.last {
+            _ if self.rate <= 0.0 => 0.0,
+            None => f64::INFINITY,
+            Some(last) => now.saturating_duration_since(last).as_secs_f64() * self.rate,
+        };
         let tokens = (bucket.tokens + refill).min(self.burst as f64) - 1.0;
-        let wait = if tokens < 0.0 {
-            let nanos = (-tokens / self.rate) * 1e9;
-            if nanos > i64::MAX as f64 { Duration::MAX } else { Duration::from_nanos(nanos as u64) }
-        } else {
+        let wait = if tokens >= 0.0 {
             Duration::ZERO
+        } else if self.rate <= 0.0 {
+            INF_DURATION
+        } else {
+            let nanos = (-tokens / self.rate) * 1e9;
+            if nanos > i64::MAX as f64 { INF_DURATION } else { Duration::from_nanos(nanos as u64) }
         };
         bucket.tokens = tokens;
         bucket.last = Some(now);
         wait
     }
 }
+
+/// x/time/rate's `InfDuration`, the delay of a reservation that can never be
+/// met: Go's longest `time.Duration`, `math.MaxInt64` nanoseconds (about 292
+/// years).
+///
+/// ```
+/// use faithful_workqueue::default_rate_limiters::{BucketRateLimiter, INF_DURATION, RateLimiter};
+/// use std::time::Duration;
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let never = BucketRateLimiter::new(10.0, 0); // a bucket that holds no token
+/// assert_eq!(never.when(&"a"), INF_DURATION);
+/// let once = BucketRateLimiter::new(0.0, 1); // one token, never refilled
+/// assert_eq!(once.when(&"a"), Duration::ZERO);
+/// assert_eq!(once.when(&"a"), INF_DURATION);
+/// # }
+/// ```
+pub const INF_DURATION: Duration = Duration::from_nanos(i64::MAX as u64);
 
 impl<T> RateLimiter<T> for BucketRateLimiter {
     fn when(&self, _item: &T) -> Duration {

@@ -29,6 +29,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
+use crate::default_rate_limiters::INF_DURATION;
 use crate::metrics::CounterMetric;
 use crate::queue::{Item, Lease, Queue, QueueConfig, TryGet};
 
@@ -154,7 +155,8 @@ impl<T: Item> DelayingQueue<T> {
 
     /// Adds `item` once `delay` has passed; see the [module docs](self) for
     /// deduplication. Ignored after shutdown. Counts one retry in the metrics,
-    /// whatever the delay, as upstream does.
+    /// whatever the delay, as upstream does. A delay beyond Go's longest
+    /// `Duration` ([`INF_DURATION`], about 292 years) is cut to it.
     ///
     /// ```
     /// use faithful_workqueue::delaying_queue::DelayingQueue;
@@ -186,7 +188,10 @@ impl<T: Item> DelayingQueue<T> {
             return;
         }
         self.flush_ready();
-        let ready_at = Instant::now() + delay;
+        // Go cannot express a longer delay than its longest Duration (and its
+        // `Time.Add` saturates); cutting to it also keeps the addition below
+        // from overflowing on `Duration::MAX`.
+        let ready_at = Instant::now() + delay.min(INF_DURATION);
         let mut waiting = self.waiting.lock().unwrap();
         if let Some(&(existing, _)) = waiting.by_item.get(&item) {
             if ready_at >= existing {
@@ -227,7 +232,8 @@ impl<T: Item> DelayingQueue<T> {
         }
     }
 
-    /// The number of waiting (not yet due) entries.
+    /// The number of waiting entries: those not yet due and, after shutdown,
+    /// every entry still held (none of them will be added any more).
     ///
     /// ```
     /// use faithful_workqueue::delaying_queue::DelayingQueue;
@@ -475,5 +481,23 @@ impl<T: Item> DelayingQueue<T> {
     pub fn queue(&self) -> &Queue<T> {
         self.flush_ready();
         &self.queue
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A limiter without a cap (or a refused bucket reservation) can ask for
+    /// `Duration::MAX`; the queue waits for ever instead of panicking on the
+    /// `Instant` overflow.
+    #[tokio::test(flavor = "current_thread", start_paused = true)]
+    async fn the_longest_delay_waits_instead_of_overflowing() {
+        let q = DelayingQueue::new();
+        q.add_after("never", Duration::MAX);
+        q.add_after("go-inf", INF_DURATION);
+        assert_eq!(q.waiting_len(), 2);
+        tokio::time::advance(Duration::from_secs(100 * 365 * 24 * 3600)).await;
+        assert_eq!((q.len(), q.waiting_len()), (0, 2));
     }
 }

@@ -56,6 +56,13 @@
 //! * **A `Duration` cannot be negative**: upstream treats `AddOpts.After <= 0`
 //!   and a negative `AddAfter` delay as "ready now", which here is
 //!   [`Duration::ZERO`](std::time::Duration::ZERO), the only such value.
+//! * **Every draining shutdown ends**: two tasks in
+//!   [`queue::Queue::shut_down_with_drain`] at once both return when the
+//!   processing set empties, where upstream's `Done` signals its condition
+//!   variable once and so wakes only one of them.
+//! * **A delay longer than Go can express is cut to Go's longest**
+//!   ([`default_rate_limiters::INF_DURATION`]) by the delaying queue, rather
+//!   than overflowing the clock.
 //! * **Ties in ready time are first come, first added**: entries with the same
 //!   ready time come out of the [`delaying_queue`] in the order they were
 //!   added, where upstream's `container/heap` leaves their order unspecified.

@@ -7,6 +7,7 @@
 //! cargo xtask browser-test      open every page of book/ in headless Chromium (after `book`)
 //! cargo xtask bless             rewrite stale committed outputs, then review `git diff`
 //! cargo xtask install-mdbook    install the pinned mdBook into .tools/
+//! cargo xtask perf [--readme]   Rust crate against client-go and controller-runtime, one table
 //! ```
 //!
 //! It uses only the standard library, so it builds in a second.
@@ -17,6 +18,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
 mod cache;
+mod perf;
 
 use cache::{Inputs, Policy, cached};
 
@@ -34,6 +36,7 @@ fn main() -> ExitCode {
         Some("browser-test") => browser_test(),
         Some("bless") => bless(),
         Some("install-mdbook") => mdbook().map(|path| println!("{}", path.display())),
+        Some("perf") => perf::perf(&args[1..]),
         _ => Err(USAGE.to_owned()),
     };
     match result {
@@ -45,7 +48,7 @@ fn main() -> ExitCode {
     }
 }
 
-const USAGE: &str = "usage: cargo xtask <book | test | book-test [mdbook test args] | browser-test | bless | install-mdbook>";
+const USAGE: &str = "usage: cargo xtask <book | test | book-test [mdbook test args] | browser-test | bless | install-mdbook | perf [--readme]>";
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask/ is inside the workspace").to_path_buf()

@@ -1,0 +1,99 @@
+//! Both sides of `cargo xtask perf`, at `--smoke` sizes, did identical work:
+//! the same workloads in the same order, the same number of operations and of
+//! hand-outs, and the same checksum of what was handed out (in hand-out order
+//! where that order is deterministic, as a multiset elsewhere). The floor runs
+//! the same workloads with the same operation counts.
+//!
+//! The Go side is built with `go build` (Go's cache keeps that cheap). Without
+//! `go` on PATH the Go half is skipped, saying why, except under `CI=true`,
+//! where the Go side must run.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// One workload line: `workload ops elapsed_ns handouts checksum`.
+#[derive(Debug)]
+struct Line {
+    workload: String,
+    ops: u64,
+    handouts: u64,
+    checksum: String,
+}
+
+const WORKLOADS: [&str; 6] = ["cycles-1", "cycles-2", "cycles-8", "burst", "delaying", "priority"];
+
+fn run(program: &Path, args: &[&str]) -> Vec<Line> {
+    let what = format!("{} {}", program.display(), args.join(" "));
+    let out = Command::new(program).args(args).output().unwrap_or_else(|e| panic!("{what}: cannot start: {e}"));
+    assert!(out.status.success(), "{what} failed ({}):\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+    let stdout = String::from_utf8(out.stdout).expect("UTF-8 output");
+    assert!(stdout.contains("sizes=smoke"), "{what} did not run at smoke sizes:\n{stdout}");
+    stdout
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .map(|l| {
+            let f: Vec<&str> = l.split('\t').collect();
+            assert_eq!(f.len(), 5, "{what}: not `workload ops elapsed_ns handouts checksum`: {l:?}");
+            let number = |s: &str| s.parse::<u64>().unwrap_or_else(|e| panic!("{what}: {s:?} in {l:?}: {e}"));
+            assert!(number(f[2]) > 0, "{what}: no time elapsed in {l:?}");
+            Line { workload: f[0].to_owned(), ops: number(f[1]), handouts: number(f[3]), checksum: f[4].to_owned() }
+        })
+        .collect()
+}
+
+fn names(lines: &[Line]) -> Vec<&str> {
+    lines.iter().map(|l| l.workload.as_str()).collect()
+}
+
+/// `go`, or `None` (having said why) when it is missing outside CI.
+fn go_or_skip(test: &str) -> Option<PathBuf> {
+    let found = Command::new("go").arg("version").output().ok().filter(|o| o.status.success());
+    if found.is_some() {
+        return Some(PathBuf::from("go"));
+    }
+    if std::env::var("CI").is_ok_and(|v| v == "true") {
+        panic!("{test}: `go` is not on PATH, and CI=true requires the Go side to run (Go 1.26)");
+    }
+    eprintln!("skipped the Go side of {test}: `go` not found on PATH; it needs Go 1.26 and the Go module proxy");
+    None
+}
+
+#[test]
+fn rust_and_go_do_identical_work() {
+    let rust_bin = Path::new(env!("CARGO_BIN_EXE_workqueue-perf"));
+    let rust = run(rust_bin, &["--smoke"]);
+    assert_eq!(names(&rust), WORKLOADS);
+    for line in &rust {
+        assert!(line.handouts > 0, "Rust handed nothing out in {line:?}");
+    }
+
+    let floor = run(rust_bin, &["--smoke", "--floor"]);
+    assert_eq!(names(&floor), WORKLOADS);
+    for (f, r) in floor.iter().zip(&rust) {
+        assert_eq!(f.ops, r.ops, "{}: the floor counts other ops than the queue", f.workload);
+    }
+
+    let one = run(rust_bin, &["--smoke", "--workload", "priority"]);
+    assert_eq!(names(&one), ["priority"]);
+
+    let Some(go) = go_or_skip("rust_and_go_do_identical_work") else { return };
+    let listings = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("listings/");
+    let go_bin = Path::new(env!("CARGO_TARGET_TMPDIR")).join("go-workqueue-perf");
+    let build = Command::new(go)
+        .current_dir(listings)
+        .args(["build", "-o"])
+        .arg(&go_bin)
+        .arg("./perf/go")
+        .env("GOFLAGS", "-mod=readonly -buildvcs=false")
+        .env("GOTOOLCHAIN", "local")
+        .output()
+        .expect("go build starts");
+    assert!(build.status.success(), "go build ./perf/go failed:\n{}", String::from_utf8_lossy(&build.stderr));
+
+    let go = run(&go_bin, &["--smoke"]);
+    assert_eq!(names(&go), names(&rust), "the two sides run other workloads");
+    for (g, r) in go.iter().zip(&rust) {
+        assert_eq!((g.ops, g.handouts), (r.ops, r.handouts), "{}: ops and hand-outs (Go, Rust)", g.workload);
+        assert_eq!(g.checksum, r.checksum, "{}: the checksums of the hand-outs differ (Go, Rust)", g.workload);
+    }
+}

@@ -1,0 +1,467 @@
+//! `cargo xtask perf [--readme]`: the Rust crate against the real Go
+//! implementations, on identical workloads, in one run.
+//!
+//! Builds `listings/perf` (`workqueue-perf`, the Rust side and its floor) with
+//! `cargo build --release --locked` and `listings/perf/go` (client-go's queue
+//! and delaying queue, controller-runtime's priority queue) with `go build`
+//! into `target/perf/`. Then, row by row, it runs Go, Rust and the floor
+//! [`REPS`] times each, interleaved (one process per measurement, the order
+//! reversed every other repetition) so that machine noise hits all three
+//! alike, takes the median ops/s of each, checks that Go and Rust handed out
+//! the same number of items with the same checksum, and prints a markdown
+//! table. `--readme` also writes it between `<!-- perf:begin -->` and
+//! `<!-- perf:end -->` in README.md. The workloads are defined in
+//! `listings/perf/src/main.rs`.
+
+use std::env;
+use std::fs;
+use std::io::Read;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use crate::{Result, cargo, root, run};
+
+/// Measurements per cell; the table shows their median.
+const REPS: usize = 5;
+
+/// A measurement process that runs longer than this has hung.
+const TIMEOUT: Duration = Duration::from_secs(60);
+
+/// The rows: the workload's name on both sides, and what one op is.
+const WORKLOADS: [(&str, &str); 6] = [
+    ("cycles-1", "add+get+done cycles over 10,000 keys, 1 worker"),
+    ("cycles-2", "add+get+done cycles over 10,000 keys, 2 workers"),
+    ("cycles-8", "add+get+done cycles over 10,000 keys, 8 workers"),
+    ("burst", "adds: 100,000 over 1,000 keys into a fresh queue"),
+    ("delaying", "add_after: 100,000 of random delays 1-10,000 ms over 10,000 keys, fake clock, then get+done all"),
+    ("priority", "hand-outs: 10,000 keys added at priority 0-4, then get+done by 1 worker"),
+];
+
+const BEGIN: &str = "<!-- perf:begin -->";
+const END: &str = "<!-- perf:end -->";
+
+/// The three programs of one row.
+#[derive(Clone, Copy, PartialEq)]
+enum Side {
+    Go,
+    Rust,
+    Floor,
+}
+
+/// One workload line of a side's output.
+#[derive(Clone, Debug, PartialEq)]
+struct Sample {
+    ops: u64,
+    elapsed_ns: u64,
+    handouts: u64,
+    checksum: String,
+}
+
+impl Sample {
+    fn ops_per_s(&self) -> f64 {
+        self.ops as f64 * 1e9 / self.elapsed_ns.max(1) as f64
+    }
+}
+
+/// The medians of one row, and what the floor counted per op.
+struct Row {
+    name: &'static str,
+    what: &'static str,
+    go: f64,
+    rust: f64,
+    floor: f64,
+    floor_counts: String,
+}
+
+impl Row {
+    fn rust_over_go(&self) -> f64 {
+        self.rust / self.go
+    }
+    fn floor_over_rust(&self) -> f64 {
+        self.floor / self.rust
+    }
+    fn fast_enough(&self) -> bool {
+        self.rust_over_go() >= 2.0
+    }
+    fn near_floor(&self) -> bool {
+        self.floor_over_rust() <= 2.0
+    }
+}
+
+pub fn perf(args: &[String]) -> Result {
+    let mut readme = false;
+    for arg in args {
+        match arg.as_str() {
+            "--readme" => readme = true,
+            other => return Err(format!("perf: unknown argument {other:?}; usage: cargo xtask perf [--readme]")),
+        }
+    }
+    let rust_bin = build_rust()?;
+    let go_bin = build_go()?;
+
+    let started = Instant::now();
+    let mut facts = Facts::default();
+    let mut rows = Vec::new();
+    let mut mismatches = Vec::new();
+    for (name, what) in WORKLOADS {
+        let mut samples: [Vec<Sample>; 3] = Default::default();
+        let mut floor_counts = String::new();
+        for rep in 0..REPS {
+            let order =
+                if rep % 2 == 0 { [Side::Go, Side::Rust, Side::Floor] } else { [Side::Floor, Side::Rust, Side::Go] };
+            for side in order {
+                let (bin, extra): (&Path, &[&str]) = match side {
+                    Side::Go => (&go_bin, &[]),
+                    Side::Rust => (&rust_bin, &[]),
+                    Side::Floor => (&rust_bin, &["--floor"]),
+                };
+                let (sample, comments) = measure(bin, extra, name)?;
+                facts.read(&comments);
+                if side == Side::Floor {
+                    floor_counts = floor_counts_of(&comments, name);
+                }
+                samples[side as usize].push(sample);
+            }
+        }
+        let [go, rust, floor] = &samples;
+        for (g, r) in go.iter().zip(rust) {
+            if (g.ops, g.handouts, &g.checksum) != (r.ops, r.handouts, &r.checksum) {
+                mismatches.push(format!("{name}: Go did {g:?}, Rust did {r:?}"));
+            }
+        }
+        for f in floor {
+            if f.ops != rust[0].ops {
+                mismatches.push(format!("{name}: the floor did {} ops, Rust {}", f.ops, rust[0].ops));
+            }
+        }
+        let row = Row { name, what, go: median(go), rust: median(rust), floor: median(floor), floor_counts };
+        eprintln!(
+            "xtask: perf {name}: Go {}, Rust {}, floor {} ops/s (medians of {REPS})",
+            si(row.go),
+            si(row.rust),
+            si(row.floor)
+        );
+        rows.push(row);
+    }
+    let took = started.elapsed();
+
+    facts.rustc = command_line("rustc", &["--version"]);
+    let report = report(&rows, &facts);
+    println!("{report}");
+    println!("measured in {:.0} s after the builds", took.as_secs_f64());
+    if !mismatches.is_empty() {
+        return Err(format!("Go and Rust did not do the same work:\n{}", mismatches.join("\n")));
+    }
+    if readme {
+        let stamp = format!(
+            "Measured {} on {}, with `cargo xtask perf --readme` ({:.0} s after the builds).",
+            utc_now(),
+            facts.machine(),
+            took.as_secs_f64()
+        );
+        write_readme(&format!("{report}\n{stamp}\n"))?;
+        eprintln!("xtask: wrote the table into README.md");
+    }
+    Ok(())
+}
+
+/// `cargo build --release --locked -p workqueue-perf`, returning the binary
+/// cargo reports (wherever the target directory is).
+fn build_rust() -> Result<PathBuf> {
+    eprintln!("xtask: cargo build --release --locked -p workqueue-perf");
+    let out = cargo()
+        .args(["build", "--release", "--locked", "-p", "workqueue-perf", "--message-format=json-render-diagnostics"])
+        .stderr(Stdio::inherit())
+        .output()
+        .map_err(|e| format!("cargo build: {e}"))?;
+    if !out.status.success() {
+        return Err("building workqueue-perf failed".to_owned());
+    }
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .filter(|l| l.contains(r#""reason":"compiler-artifact""#) && l.contains(r#""name":"workqueue-perf""#))
+        .find_map(|l| json_string(l, "executable"))
+        .map(PathBuf::from)
+        .ok_or_else(|| "cargo reported no workqueue-perf executable".to_owned())
+}
+
+/// `go build` of `listings/perf/go` into `target/perf/go-workqueue-perf`.
+fn build_go() -> Result<PathBuf> {
+    let dir = root().join("target/perf");
+    fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let bin = dir.join("go-workqueue-perf");
+    let mut cmd = Command::new("go");
+    cmd.current_dir(root().join("listings"))
+        .args(["build", "-o"])
+        .arg(&bin)
+        .arg("./perf/go")
+        .env("GOFLAGS", "-mod=readonly -buildvcs=false")
+        .env("GOTOOLCHAIN", "local");
+    run(cmd, "go build ./perf/go (client-go v0.37.2, controller-runtime v0.25.2) into target/perf/")
+        .map_err(|e| format!("{e}; the Go side needs Go 1.26 on PATH and the Go module proxy"))?;
+    Ok(bin)
+}
+
+/// Runs one measurement process and returns its workload line and its `#` lines.
+fn measure(bin: &Path, extra: &[&str], workload: &str) -> Result<(Sample, Vec<String>)> {
+    let what = format!("{} {} --workload {workload}", bin.display(), extra.join(" "));
+    let mut child = Command::new(bin)
+        .args(extra)
+        .args(["--workload", workload])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .map_err(|e| format!("{what}: cannot start: {e}"))?;
+    let deadline = Instant::now() + TIMEOUT;
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(|e| format!("{what}: {e}"))? {
+            break status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err(format!("{what}: still running after {} s; killed", TIMEOUT.as_secs()));
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    };
+    let (mut stdout, mut stderr) = (String::new(), String::new());
+    child.stdout.take().expect("piped").read_to_string(&mut stdout).map_err(|e| format!("{what}: {e}"))?;
+    child.stderr.take().expect("piped").read_to_string(&mut stderr).map_err(|e| format!("{what}: {e}"))?;
+    if !status.success() {
+        return Err(format!("{what}: failed ({status}); its stderr:\n{stderr}"));
+    }
+    let comments = stdout.lines().filter(|l| l.starts_with('#')).map(str::to_owned).collect();
+    let sample = stdout
+        .lines()
+        .filter(|l| !l.starts_with('#'))
+        .find_map(|l| parse_sample(l, workload))
+        .ok_or_else(|| format!("{what}: printed no line for {workload}:\n{stdout}"))?;
+    Ok((sample, comments))
+}
+
+/// `workload ops elapsed_ns handouts checksum`, tab-separated.
+fn parse_sample(line: &str, workload: &str) -> Option<Sample> {
+    let fields: Vec<&str> = line.split('\t').collect();
+    let [name, ops, elapsed_ns, handouts, checksum] = fields[..] else { return None };
+    if name != workload {
+        return None;
+    }
+    Some(Sample {
+        ops: ops.parse().ok()?,
+        elapsed_ns: elapsed_ns.parse().ok()?,
+        handouts: handouts.parse().ok()?,
+        checksum: checksum.to_owned(),
+    })
+}
+
+/// The floor's `# floor <name> locks/op=… hash/op=… fifo/op=… tree/op=…`,
+/// in words.
+fn floor_counts_of(comments: &[String], name: &str) -> String {
+    let prefix = format!("# floor\t{name}\t");
+    let Some(line) = comments.iter().find_map(|c| c.strip_prefix(&prefix)) else { return String::new() };
+    let words =
+        [("locks/op", "lock pairs"), ("hash/op", "hash ops"), ("fifo/op", "FIFO ops"), ("tree/op", "heap/B-tree ops")];
+    line.split('\t')
+        .filter_map(|kv| {
+            let (k, v) = kv.split_once('=')?;
+            let word = words.iter().find(|(key, _)| *key == k)?.1;
+            (v != "0.00").then(|| format!("{v} {word}"))
+        })
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn median(samples: &[Sample]) -> f64 {
+    let mut v: Vec<f64> = samples.iter().map(Sample::ops_per_s).collect();
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// `12.3 M`, `845 k`.
+fn si(x: f64) -> String {
+    if x >= 1e6 { format!("{:.2} M", x / 1e6) } else { format!("{:.0} k", x / 1e3) }
+}
+
+/// What the machine and toolchains are, from the sides' `#` lines.
+#[derive(Default)]
+struct Facts {
+    go_version: String,
+    gomaxprocs: String,
+    tokio_threads: String,
+    rustc: String,
+}
+
+impl Facts {
+    fn read(&mut self, comments: &[String]) {
+        for c in comments {
+            for kv in c.split('\t') {
+                match kv.split_once('=') {
+                    Some(("version", v)) if c.starts_with("# go") => self.go_version = v.to_owned(),
+                    Some(("GOMAXPROCS", v)) => self.gomaxprocs = v.to_owned(),
+                    Some(("tokio_worker_threads", v)) => self.tokio_threads = v.to_owned(),
+                    _ => {}
+                }
+            }
+        }
+    }
+
+    fn machine(&self) -> String {
+        let cpu = fs::read_to_string("/proc/cpuinfo")
+            .ok()
+            .and_then(|s| {
+                s.lines().find_map(|l| l.strip_prefix("model name")?.split_once(':').map(|(_, m)| m.trim().to_owned()))
+            })
+            .unwrap_or_else(|| "an unknown CPU".to_owned());
+        format!("{cpu}, {} cores, {} {}", cores(), env::consts::OS, env::consts::ARCH)
+    }
+}
+
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
+
+fn report(rows: &[Row], facts: &Facts) -> String {
+    let mut out = String::new();
+    out.push_str("| workload | Go ops/s | Rust ops/s | Rust/Go | floor ops/s | floor/Rust | targets |\n");
+    out.push_str("|---|---:|---:|---:|---:|---:|---|\n");
+    for r in rows {
+        let met = |ok: bool| if ok { "met" } else { "not met" };
+        out.push_str(&format!(
+            "| `{}` | {} | {} | {:.2}× | {} | {:.2}× | ≥ 2× Go: {}; within 2× of floor: {} |\n",
+            r.name,
+            si(r.go),
+            si(r.rust),
+            r.rust_over_go(),
+            si(r.floor),
+            r.floor_over_rust(),
+            met(r.fast_enough()),
+            met(r.near_floor()),
+        ));
+    }
+    out.push('\n');
+    for r in rows {
+        out.push_str(&format!("* `{}`: ops = {}. Floor per op: {}.\n", r.name, r.what, r.floor_counts));
+    }
+    out.push('\n');
+    let slow: Vec<&str> = rows.iter().filter(|r| !r.fast_enough()).map(|r| r.name).collect();
+    let far: Vec<&str> = rows.iter().filter(|r| !r.near_floor()).map(|r| r.name).collect();
+    let list = |names: &[&str]| {
+        let quoted: Vec<String> = names.iter().map(|n| format!("`{n}`")).collect();
+        match quoted.split_last() {
+            Some((last, rest)) if !rest.is_empty() => format!("{} and {last}", rest.join(", ")),
+            _ => quoted.join(""),
+        }
+    };
+    if slow.is_empty() && far.is_empty() {
+        out.push_str("Every target is met.\n");
+    } else {
+        if !slow.is_empty() {
+            out.push_str(&format!("Not met: Rust at least 2× Go on {}.", list(&slow)));
+            let unreachable: Vec<&str> = rows.iter().filter(|r| r.floor < 2.0 * r.go).map(|r| r.name).collect();
+            if !unreachable.is_empty() {
+                out.push_str(&format!(
+                    " On {} even the floor (the crate's locks and hash operations alone) is below 2× Go.",
+                    list(&unreachable)
+                ));
+            }
+            out.push('\n');
+        }
+        if !far.is_empty() {
+            out.push_str(&format!("Not met: Rust within 2× of the floor on {}.\n", list(&far)));
+        }
+    }
+    out.push_str(&format!(
+        "\nMedians of {REPS} runs per cell, Go, Rust and floor interleaved, one process each. \
+         Machine: {}; Go {} with GOMAXPROCS={}; {} with {} tokio worker threads.\n",
+        facts.machine(),
+        facts.go_version,
+        facts.gomaxprocs,
+        facts.rustc,
+        facts.tokio_threads
+    ));
+    out
+}
+
+/// Replaces what is between the perf markers of README.md.
+fn write_readme(block: &str) -> Result {
+    let path = root().join("README.md");
+    let text = fs::read_to_string(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+    let (Some(begin), Some(end)) = (text.find(BEGIN), text.find(END)) else {
+        return Err(format!("README.md has no {BEGIN} … {END} block"));
+    };
+    if end < begin {
+        return Err(format!("README.md has {END} before {BEGIN}"));
+    }
+    let updated = format!("{}{BEGIN}\n{block}{}", &text[..begin], &text[end..]);
+    fs::write(&path, updated).map_err(|e| format!("writing {}: {e}", path.display()))
+}
+
+/// The first line a command prints, or `unknown`.
+fn command_line(program: &str, args: &[&str]) -> String {
+    Command::new(program)
+        .args(args)
+        .output()
+        .ok()
+        .filter(|o| o.status.success())
+        .and_then(|o| String::from_utf8_lossy(&o.stdout).lines().next().map(str::to_owned))
+        .unwrap_or_else(|| format!("{program} (version unknown)"))
+}
+
+/// The string value of `"key":"…"` in one line of cargo's JSON output.
+fn json_string(line: &str, key: &str) -> Option<String> {
+    let start = line.find(&format!(r#""{key}":""#))? + key.len() + 4;
+    let rest = &line[start..];
+    let end = rest.find('"')?;
+    Some(rest[..end].replace("\\\\", "\\"))
+}
+
+/// Now, as `YYYY-MM-DD HH:MM UTC`.
+fn utc_now() -> String {
+    let secs = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    let (days, rem) = (secs / 86_400, secs % 86_400);
+    let (y, m, d) = civil_from_days(days as i64);
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02} UTC", rem / 3600, rem % 3600 / 60)
+}
+
+/// The proleptic Gregorian date of a day count since 1970-01-01 (Howard
+/// Hinnant's `civil_from_days`).
+fn civil_from_days(z: i64) -> (i64, u32, u32) {
+    let z = z + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    (yoe + era * 400 + i64::from(m <= 2), m, d)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_from_day_counts() {
+        assert_eq!(civil_from_days(0), (1970, 1, 1));
+        assert_eq!(civil_from_days(19_723), (2024, 1, 1));
+        assert_eq!(civil_from_days(19_782), (2024, 2, 29));
+    }
+
+    #[test]
+    fn reads_a_sample_and_the_executable() {
+        let s = parse_sample("burst\t1000\t2000\t10\t00000000000000ff", "burst").unwrap();
+        assert_eq!((s.ops, s.elapsed_ns, s.handouts, s.checksum.as_str()), (1000, 2000, 10, "00000000000000ff"));
+        assert_eq!(s.ops_per_s(), 5e8);
+        assert!(parse_sample("burst\t1000\t2000\t10\t00", "priority").is_none());
+        let line = r#"{"reason":"compiler-artifact","executable":"/t/release/workqueue-perf","fresh":true}"#;
+        assert_eq!(json_string(line, "executable").as_deref(), Some("/t/release/workqueue-perf"));
+    }
+
+    #[test]
+    fn floor_counts_in_words() {
+        let c = vec!["# floor\tburst\tlocks/op=1.00\thash/op=1.01\tfifo/op=0.01\ttree/op=0.00".to_owned()];
+        assert_eq!(floor_counts_of(&c, "burst"), "1.00 lock pairs, 1.01 hash ops, 0.01 FIFO ops");
+    }
+}

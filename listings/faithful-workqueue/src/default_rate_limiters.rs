@@ -14,7 +14,7 @@
 //! * without it: [`default_typed_controller_rate_limiter`], the maximum of that
 //!   exponential limiter and a 10 per second, burst 100 [`BucketRateLimiter`].
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 use std::hash::Hash;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -145,7 +145,7 @@ impl<T> ItemExponentialFailureRateLimiter<T> {
     /// assert_eq!(limiter.when(&"a"), Duration::from_millis(12)); // 20ms, capped
     /// ```
     pub fn new(base_delay: Duration, max_delay: Duration) -> Self {
-        Self { failures: Mutex::new(HashMap::new()), base_delay, max_delay }
+        Self { failures: Mutex::new(HashMap::default()), base_delay, max_delay }
     }
 }
 
@@ -216,7 +216,7 @@ impl<T> ItemFastSlowRateLimiter<T> {
     /// assert_eq!(limiter.num_requeues(&"a"), 2); // slow attempts count too
     /// ```
     pub fn new(fast_delay: Duration, slow_delay: Duration, max_fast_attempts: usize) -> Self {
-        Self { failures: Mutex::new(HashMap::new()), fast_delay, slow_delay, max_fast_attempts }
+        Self { failures: Mutex::new(HashMap::default()), fast_delay, slow_delay, max_fast_attempts }
     }
 }
 

@@ -23,13 +23,14 @@
 //! without a background task.
 
 use std::cmp::Reverse;
-use std::collections::{BinaryHeap, HashMap};
+use std::collections::BinaryHeap;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use tokio::time::Instant;
 
 use crate::default_rate_limiters::INF_DURATION;
+use crate::hash::HashMap;
 use crate::metrics::CounterMetric;
 use crate::queue::{Item, Lease, Queue, QueueConfig, TryGet};
 
@@ -148,7 +149,7 @@ impl<T: Item> DelayingQueue<T> {
         };
         Self {
             queue: Queue::with_config(config),
-            waiting: Arc::new(Mutex::new(Waiting { heap: BinaryHeap::new(), by_item: HashMap::new(), next_seq: 0 })),
+            waiting: Arc::new(Mutex::new(Waiting { heap: BinaryHeap::new(), by_item: HashMap::default(), next_seq: 0 })),
             retries,
         }
     }
@@ -187,25 +188,31 @@ impl<T: Item> DelayingQueue<T> {
             self.add(item);
             return;
         }
-        self.flush_ready();
         // Go cannot express a longer delay than its longest Duration (and its
         // `Time.Add` saturates); cutting to it also keeps the addition below
         // from overflowing on `Duration::MAX`.
-        let ready_at = Instant::now() + delay.min(INF_DURATION);
+        let now = Instant::now();
+        let ready_at = now + delay.min(INF_DURATION);
         let mut waiting = self.waiting.lock().unwrap();
+        // Upstream's waiting loop moves due entries before it takes new ones.
+        self.promote_due(&mut waiting, now);
         if let Some(&(existing, _)) = waiting.by_item.get(&item) {
             if ready_at >= existing {
                 return;
             }
         }
+        // A waiting `get` sleeps until the earliest ready time it saw (or
+        // until woken, if it saw none): only a new earliest entry concerns it.
+        let new_earliest = waiting.heap.peek().is_none_or(|head| ready_at < head.0.ready_at);
         let seq = waiting.next_seq;
         waiting.next_seq += 1;
         waiting.by_item.insert(item.clone(), (ready_at, seq));
         waiting.heap.push(Reverse(Entry { ready_at, seq, item }));
         drop(waiting);
-        // A waiting `get` sleeps until the earliest ready time it saw; wake it
-        // to look again (upstream's AddAfter wakes its waiting loop).
-        self.queue.item_ready().notify_waiters();
+        if new_earliest {
+            // Upstream's AddAfter wakes its waiting loop the same way.
+            self.queue.item_ready().notify_waiters();
+        }
     }
 
     /// Moves every waiting entry whose time has come into the FIFO, in
@@ -216,6 +223,11 @@ impl<T: Item> DelayingQueue<T> {
         }
         let now = Instant::now();
         let mut waiting = self.waiting.lock().unwrap();
+        self.promote_due(&mut waiting, now)
+    }
+
+    /// [`flush_ready`](Self::flush_ready) with the waiting lock held.
+    fn promote_due(&self, waiting: &mut Waiting<T>, now: Instant) -> Option<Instant> {
         loop {
             let head = waiting.heap.peek()?;
             let (ready_at, seq) = (head.0.ready_at, head.0.seq);
@@ -227,7 +239,7 @@ impl<T: Item> DelayingQueue<T> {
             // Skip entries superseded by an earlier ready time.
             if waiting.by_item.get(&item) == Some(&(ready_at, seq)) {
                 waiting.by_item.remove(&item);
-                self.queue.add_at(item, ready_at);
+                self.queue.add_at(item, Some(ready_at));
             }
         }
     }
@@ -332,6 +344,13 @@ impl<T: Item> DelayingQueue<T> {
     /// ```
     pub async fn get(&self) -> Option<T> {
         loop {
+            // Most gets find an item: they need not register as a waiter.
+            self.flush_ready();
+            if let TryGet::Item(item) = self.queue.try_get() {
+                return Some(item);
+            }
+            // Register interest, then look again, so that an add between the
+            // first look and the wait is not missed.
             let mut notified = std::pin::pin!(self.queue.item_ready().notified());
             notified.as_mut().enable();
             let next_ready = self.flush_ready();

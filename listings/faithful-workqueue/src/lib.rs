@@ -79,4 +79,5 @@ pub mod prometheus;
 pub mod queue;
 pub mod rate_limiting_queue;
 pub mod reconcile;
+mod hash;
 mod sync;

@@ -20,7 +20,7 @@
 //! The last two gauges are the only signal a stalled key gives: an item whose
 //! `done` never comes stays in the processing set, and its age keeps growing.
 
-use std::collections::HashMap;
+use crate::hash::HashMap;
 use std::hash::Hash;
 use std::sync::Arc;
 use std::time::Duration;
@@ -438,8 +438,8 @@ impl<T: Clone + Eq + Hash> QueueMetrics<T> {
             work_duration: provider.new_work_duration_metric(name),
             unfinished_work_seconds: provider.new_unfinished_work_seconds_metric(name),
             longest_running_processor: provider.new_longest_running_processor_seconds_metric(name),
-            add_times: HashMap::new(),
-            processing_start_times: HashMap::new(),
+            add_times: HashMap::default(),
+            processing_start_times: HashMap::default(),
         }
     }
 

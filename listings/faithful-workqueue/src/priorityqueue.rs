@@ -25,7 +25,7 @@
 //! of every call, which is what upstream's `Len` and hand-out already force.
 
 use std::cmp::Reverse;
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -33,6 +33,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::default_rate_limiters::{RateLimiter, priority_queue_default_rate_limiter};
+use crate::hash::{HashMap, HashSet};
 use crate::metrics::{CounterMetric, QueueMetrics};
 use crate::queue::{Item, QueueConfig};
 use crate::rate_limiting_queue::{DelayingInterface, Interface, RateLimitingInterface};
@@ -273,10 +274,10 @@ impl<T: Item> PriorityQueue<T> {
         let with_metrics = metrics.is_some();
         let queue = Self {
             state: Arc::new(Mutex::new(State {
-                items: HashMap::new(),
+                items: HashMap::default(),
                 ready: BTreeMap::new(),
                 waiting: BTreeMap::new(),
-                locked: HashSet::new(),
+                locked: HashSet::default(),
                 added_counter: 0,
                 shutdown: false,
                 metrics,

@@ -24,7 +24,8 @@
 //! clone: a small `Copy` type, or `Arc<str>` rather than `String` (a steady
 //! add/get/done cycle on an `Arc<str>` key does not allocate).
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::hash_map::Entry;
+use std::collections::VecDeque;
 use std::fmt;
 use std::hash::Hash;
 use std::pin::pin;
@@ -34,6 +35,7 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::metrics::{DEFAULT_UNFINISHED_WORK_UPDATE_PERIOD, MetricsProvider, QueueMetrics};
+use crate::hash::HashMap;
 use crate::sync::{Mutex, MutexGuard};
 
 /// The bounds every queue item satisfies: upstream's `comparable`, plus `Send`
@@ -231,7 +233,7 @@ impl<T: Item> Queue<T> {
             inner: Arc::new(Inner {
                 state: Mutex::new(State {
                     fifo: VecDeque::new(),
-                    items: HashMap::new(),
+                    items: HashMap::default(),
                     processing_len: 0,
                     shutting_down: false,
                     drain: false,
@@ -278,31 +280,43 @@ impl<T: Item> Queue<T> {
     /// # }
     /// ```
     pub fn add(&self, item: T) {
-        self.add_at(item, Instant::now());
+        self.add_at(item, None);
     }
 
     /// [`add`](Queue::add), with the time the item counts as added for the
-    /// queue-latency metric (the delaying queue passes the item's ready time).
-    pub(crate) fn add_at(&self, item: T, added_at: Instant) {
+    /// queue-latency metric (the delaying queue passes the item's ready time;
+    /// `None` is now). The clock is read only when there are metrics.
+    pub(crate) fn add_at(&self, item: T, added_at: Option<Instant>) {
         let mut state = self.state();
         if state.shutting_down {
             return;
         }
-        let flags = state.items.get(&item).copied().unwrap_or_default();
-        if flags.dirty {
-            return;
+        let st = &mut *state;
+        // One hash lookup whatever happens: the entry API takes the item, and
+        // an occupied entry drops it.
+        match st.items.entry(item) {
+            Entry::Occupied(mut entry) => {
+                if entry.get().dirty {
+                    return; // deduplicated
+                }
+                // An entry that is not dirty is being processed: mark it, and
+                // `done` re-queues it.
+                entry.get_mut().dirty = true;
+                if let Some(metrics) = st.metrics.as_mut() {
+                    metrics.add(entry.key(), 0, added_at.unwrap_or_else(Instant::now));
+                }
+            }
+            Entry::Vacant(entry) => {
+                let item = entry.key().clone();
+                entry.insert(Flags { dirty: true, processing: false });
+                if let Some(metrics) = st.metrics.as_mut() {
+                    metrics.add(&item, 0, added_at.unwrap_or_else(Instant::now));
+                }
+                st.fifo.push_back(item);
+                drop(state);
+                self.inner.item_ready.notify_one();
+            }
         }
-        if let Some(metrics) = state.metrics.as_mut() {
-            metrics.add(&item, 0, added_at);
-        }
-        if flags.processing {
-            state.items.insert(item, Flags { dirty: true, processing: true });
-            return;
-        }
-        state.items.insert(item.clone(), Flags { dirty: true, processing: false });
-        state.fifo.push_back(item);
-        drop(state);
-        self.inner.item_ready.notify_one();
     }
 
     /// The number of items waiting in the FIFO. Items being processed, and
@@ -366,8 +380,14 @@ impl<T: Item> Queue<T> {
     /// ```
     pub async fn get(&self) -> Option<T> {
         loop {
-            // Register interest before looking, so an add between the look and
-            // the wait is not missed.
+            // Most gets find an item: they need not register as a waiter.
+            match self.try_get() {
+                TryGet::Item(item) => return Some(item),
+                TryGet::ShutDown => return None,
+                TryGet::Empty => {}
+            }
+            // Register interest, then look again, so an add between the first
+            // look and the wait is not missed.
             let mut notified = pin!(self.inner.item_ready.notified());
             notified.as_mut().enable();
             match self.try_get() {
@@ -410,17 +430,18 @@ impl<T: Item> Queue<T> {
             metrics.get(&item, 0, Instant::now());
         }
         let st = &mut *state;
-        // An item in the FIFO is normally dirty, so its entry exists; `done` on
-        // a queued item can push a duplicate whose entry is gone by now.
-        if !st.items.contains_key(&item) {
-            st.items.insert(item.clone(), Flags::default());
-        }
-        let flags = st.items.get_mut(&item).expect("inserted above");
-        if !flags.processing {
-            flags.processing = true;
+        if let Some(flags) = st.items.get_mut(&item) {
+            if !flags.processing {
+                flags.processing = true;
+                st.processing_len += 1;
+            }
+            flags.dirty = false;
+        } else {
+            // An item in the FIFO is normally dirty, so its entry exists; `done`
+            // on a queued item can push a duplicate whose entry is gone by now.
+            st.items.insert(item.clone(), Flags { dirty: false, processing: true });
             st.processing_len += 1;
         }
-        flags.dirty = false;
         TryGet::Item(item)
     }
 
@@ -482,8 +503,10 @@ impl<T: Item> Queue<T> {
         }
         // Upstream wakes a single condition variable here, which a draining
         // shutdown also waits on; so a drain ends even when the last done
-        // re-queues a dirty item.
-        let emptied = st.processing_len == 0;
+        // re-queues a dirty item. Only a drain waits for the processing set to
+        // empty, and it sets `drain` under the lock before it looks: without
+        // one, there is nobody to wake.
+        let emptied = st.processing_len == 0 && st.drain;
         drop(state);
         if requeue {
             self.inner.item_ready.notify_one();

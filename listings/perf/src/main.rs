@@ -94,13 +94,12 @@
 //! * burst (per add): 1 lock pair, 1 hash lookup; the first add of a key also
 //!   inserts and pushes (1,000 of 100,000).
 //! * delaying (per `add_after`, the drain included): the crate's `add_after`
-//!   takes 4 lock pairs (`shutting_down`, then `flush_ready`'s `shutting_down`
-//!   and waiting lock, then the waiting lock again) and 1 hash lookup; a new
+//!   takes 2 lock pairs (`shutting_down`, then the waiting lock, under which it
+//!   also promotes due entries) and 1 hash lookup; a new
 //!   earliest time also inserts and pushes on the binary heap. The drain pops
 //!   every heap entry (1 lookup, plus remove and an add for a live one), and
 //!   each `get` and `done` takes 3 lock pairs and 2 hash operations. The floor
-//!   counts them as it goes and prints the averages (about 4.7 lock pairs per
-//!   op at full size).
+//!   counts them as it goes and prints the averages.
 //! * priority (per hand-out): 3 lock pairs; 6 hash operations (`items` get,
 //!   insert, remove; `locked` contains, insert, remove); B-tree insert, first
 //!   and remove on `ready`, plus the two looks at the empty `waiting` tree.
@@ -673,13 +672,17 @@ struct FloorWaiting {
     next_seq: u64,
 }
 
-/// `DelayingQueue::flush_ready`: the queue's lock (`shutting_down`), the
-/// waiting lock, and for every entry due by `now` a pop, a lookup, and for a
-/// live one a remove and an `add`.
+/// `flush_ready`: `shutting_down`, then the waiting lock and the promotion of
+/// due entries.
 fn floor_flush_ready(q: &Mutex<FloorQueue>, w: &Mutex<FloorWaiting>, now: u64, t: &mut Tally) {
     black_box(q.lock().unwrap().shutting_down);
     let mut waiting = w.lock().unwrap();
     t.locks += 2;
+    floor_promote_due(q, &mut waiting, now, t);
+}
+
+/// `promote_due`, with the waiting lock held: pop due entries, add live ones.
+fn floor_promote_due(q: &Mutex<FloorQueue>, waiting: &mut FloorWaiting, now: u64, t: &mut Tally) {
     while waiting.heap.peek().is_some_and(|Reverse((at, _, _))| *at <= now) {
         let Reverse((ready_at, seq, key)) = waiting.heap.pop().expect("peeked");
         t.tree += 1;
@@ -692,14 +695,14 @@ fn floor_flush_ready(q: &Mutex<FloorQueue>, w: &Mutex<FloorWaiting>, now: u64, t
     }
 }
 
-/// `DelayingQueue::add_after` at fake time `now`: `shutting_down`,
-/// `flush_ready`, then the waiting lock again to keep the earliest ready time.
+/// `DelayingQueue::add_after` at fake time `now`: `shutting_down`, then the
+/// waiting lock once, to promote due entries and keep the earliest ready time.
 fn floor_add_after(q: &Mutex<FloorQueue>, w: &Mutex<FloorWaiting>, key: &Key, now: u64, delay: u64, t: &mut Tally) {
     black_box(q.lock().unwrap().shutting_down);
-    floor_flush_ready(q, w, now, t);
     let ready_at = now + delay;
     let mut waiting = w.lock().unwrap();
     t.locks += 2;
+    floor_promote_due(q, &mut waiting, now, t);
     t.hash += 1;
     let later = waiting.by_item.get(key).is_some_and(|&(existing, _)| ready_at >= existing);
     if !later {

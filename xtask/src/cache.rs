@@ -127,3 +127,70 @@ pub fn cached(name: &str, inputs: Inputs, policy: Policy, step: impl FnOnce() ->
     fs::create_dir_all(stamp.parent().expect("the stamp has a folder")).map_err(|e| e.to_string())?;
     fs::write(&stamp, key).map_err(|e| format!("writing {}: {e}", stamp.display()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A scratch folder under target/, named for the test.
+    fn scratch(name: &str) -> (std::path::PathBuf, String) {
+        let rel = format!("target/xtask-cache-tests/{name}");
+        let dir = root().join(&rel);
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        (dir, rel)
+    }
+
+    #[test]
+    fn the_key_follows_the_contents_and_ignores_build_output() {
+        let (dir, rel) = scratch("key");
+        fs::write(dir.join("chapter.md"), "Forget is not delete").unwrap();
+        let key = || Inputs::new().paths(&[&rel]).value("v1").key();
+        let before = key();
+        assert_eq!(key(), before, "the same inputs give the same key");
+
+        fs::write(dir.join("chapter.md"), "Forget is not Done").unwrap();
+        assert_ne!(key(), before, "a changed file changes the key");
+        fs::write(dir.join("chapter.md"), "Forget is not delete").unwrap();
+        assert_eq!(key(), before, "restoring the file restores the key");
+
+        fs::create_dir_all(dir.join("target")).unwrap();
+        fs::write(dir.join("target/artifact"), "build output").unwrap();
+        assert_eq!(key(), before, "target/ folders are not inputs");
+
+        fs::rename(dir.join("chapter.md"), dir.join("renamed.md")).unwrap();
+        assert_ne!(key(), before, "a renamed file changes the key");
+        assert_ne!(Inputs::new().paths(&[&rel]).value("v2").key(), key(), "another tool version changes the key");
+    }
+
+    #[test]
+    fn a_step_is_skipped_only_after_it_passed_with_the_same_inputs() {
+        let (dir, rel) = scratch("skip");
+        fs::write(dir.join("input"), "1").unwrap();
+        let inputs = || Inputs::new().paths(&[&rel]);
+        let trust = Policy { trust_cache: true };
+        let name = "xtask-cache-test-step";
+        let _ = fs::remove_file(root().join("target/xtask-passed").join(name));
+        let mut runs = 0;
+        let mut step = |policy: Policy, pass: bool| {
+            cached(name, inputs(), policy, || {
+                runs += 1;
+                if pass { Ok(()) } else { Err("red".to_owned()) }
+            })
+        };
+
+        step(trust, true).unwrap();
+        step(trust, true).unwrap();
+        step(Policy { trust_cache: false }, true).unwrap();
+        fs::write(dir.join("input"), "2").unwrap();
+        assert!(step(trust, false).is_err());
+        fs::write(dir.join("input"), "1").unwrap();
+        step(trust, true).unwrap();
+        step(trust, true).unwrap();
+        // Ran: the first pass; not the same inputs again; --no-cache; the
+        // changed inputs (red); the old inputs again, since the red run took
+        // their stamp away; not the last one.
+        assert_eq!(runs, 4);
+        let _ = fs::remove_file(root().join("target/xtask-passed").join(name));
+    }
+}

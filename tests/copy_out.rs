@@ -71,14 +71,12 @@ fn sync_dir(from: &Path, to: &Path, keep: &[&str]) {
     }
 }
 
-/// Writes the workspace's lock file into a copied crate, unless an equal one
-/// is there. It keeps the copy on the versions the book was checked with.
+/// Writes the workspace's lock file into a copied crate, to keep the copy on
+/// the versions the book was checked with. Cargo trims the entries the copy
+/// does not use, so it is written afresh every run; a lock file's time does
+/// not make cargo rebuild anything.
 fn copy_lock_file(copied: &Path) {
-    let lock = fs::read(common::root().join("Cargo.lock")).unwrap();
-    let dest = copied.join("Cargo.lock");
-    if fs::read(&dest).ok() != Some(lock.clone()) {
-        fs::write(dest, lock).unwrap();
-    }
+    fs::copy(common::root().join("Cargo.lock"), copied.join("Cargo.lock")).unwrap();
 }
 
 /// Copies `crate_dir` and, transitively, its path dependencies into `dest`,
@@ -107,7 +105,6 @@ fn every_listing_builds_and_runs_when_copied_out() {
     for listing in common::rust_listings() {
         copy_with_dependencies(&listing.dir, &listings, &tree, &mut copied_crates);
         let copied = tree.join(listing.dir.canonicalize().unwrap().strip_prefix(&listings).unwrap());
-        // Cargo drops the lock entries the copy does not use.
         copy_lock_file(&copied);
         let out = Command::new(env!("CARGO"))
             .current_dir(&copied)

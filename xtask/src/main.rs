@@ -1,13 +1,13 @@
 //! `cargo xtask`: the one place where the book's steps are orchestrated.
 //!
 //! ```text
-//! cargo xtask book              render the book into book/ (installs mdBook if needed)
-//! cargo xtask test [--no-cache]  every test: listings, outputs, twins, skeptic, mdbook test, browser
-//! cargo xtask book-test [ARGS]  only `mdbook test`, with the library path prepared
-//! cargo xtask browser-test      open every page of book/ in headless Chromium (after `book`)
-//! cargo xtask bless             rewrite stale committed outputs, then review `git diff`
-//! cargo xtask install-mdbook    install the pinned mdBook into .tools/
-//! cargo xtask perf [--readme]   Rust crate against client-go and controller-runtime, one table
+//! cargo xtask book               render the book into book/ (installs mdBook if needed)
+//! cargo xtask test [--no-cache]  every test: crate, listings, outputs, twins, skeptic, mdbook test, browser
+//! cargo xtask book-test [ARGS]   only `mdbook test`, with the library path prepared
+//! cargo xtask browser-test       open every page of book/ in headless Chromium (after `book`)
+//! cargo xtask bless              rewrite stale committed outputs, then review `git diff`
+//! cargo xtask install-mdbook     install the pinned mdBook into .tools/
+//! cargo xtask perf [--readme]    Rust crate against client-go and controller-runtime, one table
 //! ```
 //!
 //! It uses only the standard library, so it builds in a second.

@@ -155,9 +155,8 @@ pub fn perf(args: &[String]) -> Result {
     }
     if readme {
         let stamp = format!(
-            "Measured {} on {}, with `cargo xtask perf --readme` ({:.0} s after the builds).",
+            "Measured {} with `cargo xtask perf --readme` ({:.0} s after the builds).",
             utc_now(),
-            facts.machine(),
             took.as_secs_f64()
         );
         write_readme(&format!("{report}\n{stamp}\n"))?;

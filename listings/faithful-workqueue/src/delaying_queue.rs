@@ -346,8 +346,10 @@ impl<T: Item> DelayingQueue<T> {
         loop {
             // Most gets find an item: they need not register as a waiter.
             self.flush_ready();
-            if let TryGet::Item(item) = self.queue.try_get() {
-                return Some(item);
+            match self.queue.try_get() {
+                TryGet::Item(item) => return Some(item),
+                TryGet::ShutDown => return None,
+                TryGet::Empty => {}
             }
             // Register interest, then look again, so that an add between the
             // first look and the wait is not missed.

@@ -64,7 +64,7 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use faithful_workqueue::default_rate_limiters::{
-    BucketRateLimiter, INF_DURATION, ItemExponentialFailureRateLimiter, ItemFastSlowRateLimiter, MaxOfRateLimiter, RateLimiter,
+    BucketRateLimiter, ItemExponentialFailureRateLimiter, ItemFastSlowRateLimiter, MaxOfRateLimiter, RateLimiter,
     WithMaxWaitRateLimiter, default_typed_controller_rate_limiter, default_typed_item_based_rate_limiter,
     priority_queue_default_rate_limiter,
 };
@@ -232,7 +232,7 @@ impl LimiterModel for DegenerateBucketModel {
                 self.tokens_left = left;
                 Duration::ZERO
             }
-            None => INF_DURATION,
+            None => GO_MAX_DURATION, // x/time/rate's InfDuration
         }
     }
     fn forget(&mut self, _key: Key) {}

@@ -4,9 +4,11 @@
 //! `cargo run`, and must print its committed output.
 //!
 //! The copies live in one scratch tree under the system's temporary folder,
-//! laid out as `listings/` is, with one target folder, and are kept between
-//! runs: a file whose content did not change is not rewritten, so cargo
-//! rebuilds only what changed. Each listing is still its own root package,
+//! laid out as `listings/` is, and are kept between runs: a file whose content
+//! did not change is not rewritten, so cargo rebuilds only what changed. The
+//! tree holds sources only, a few hundred kilobytes. What the builds write
+//! (gigabytes, with kube) goes to `target/copy-out/` of this checkout, so it
+//! is removed with the checkout instead of piling up in the temporary folder. Each listing is still its own root package,
 //! outside any workspace, so cargo reads only its manifest and its path
 //! dependencies; the other copies beside it play no part in its build.
 
@@ -16,14 +18,28 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-/// The scratch tree of this checkout (one per repository path, so two clones
-/// do not share it).
+/// The scratch tree of this checkout's copies (one per repository path, so
+/// two clones do not share it). Sources only: builds go to [`target_dir`].
 fn scratch(what: &str) -> PathBuf {
     use std::hash::{Hash, Hasher};
     let mut hasher = std::collections::hash_map::DefaultHasher::new();
     common::root().hash(&mut hasher);
     std::env::temp_dir().join(format!("forget-is-not-delete-{what}-{:08x}", hasher.finish() as u32))
 }
+
+/// Where the copies' builds go: inside this checkout's `target/`, so that
+/// deleting the checkout (or `cargo clean`) deletes them. The two tests keep
+/// separate folders because the guard's `.cargo/config.toml` sets an
+/// environment variable that k8s-openapi's build script watches: one shared
+/// folder would rebuild k8s-openapi back and forth on every run.
+fn target_dir(what: &str) -> PathBuf {
+    common::root().join("target").join(what)
+}
+
+/// The copies are built without debug info, which is most of a debug build's
+/// size and plays no part in what these tests check (the copies' manifests
+/// are left as readers get them; this is cargo's environment override).
+const NO_DEBUG_INFO: &str = "false";
 
 /// The `path = "..."` dependencies of a manifest, resolved against its folder.
 fn path_dependencies(crate_dir: &Path) -> Vec<PathBuf> {
@@ -109,7 +125,8 @@ fn every_listing_builds_and_runs_when_copied_out() {
         let out = Command::new(env!("CARGO"))
             .current_dir(&copied)
             .args(["run", "--quiet"])
-            .env("CARGO_TARGET_DIR", scratch.join("target"))
+            .env("CARGO_TARGET_DIR", target_dir("copy-out"))
+            .env("CARGO_PROFILE_DEV_DEBUG", NO_DEBUG_INFO)
             .env_remove("RUST_BACKTRACE")
             .output()
             .expect("cargo can be started");
@@ -173,7 +190,8 @@ fn the_reconcile_guard_passes_its_tests_when_copied_out_alone() {
         let out = Command::new(env!("CARGO"))
             .current_dir(&copied)
             .args([step, "--quiet"])
-            .env("CARGO_TARGET_DIR", scratch.join("target"))
+            .env("CARGO_TARGET_DIR", target_dir("copy-out-guard"))
+            .env("CARGO_PROFILE_DEV_DEBUG", NO_DEBUG_INFO)
             .env_remove("RUST_BACKTRACE")
             .output()
             .expect("cargo can be started");

@@ -113,6 +113,7 @@ fn book() -> Result {
 /// Every test. The steps that cannot be incremental are skipped when their
 /// inputs are unchanged since they last passed (see `cache.rs`).
 fn test(policy: Policy) -> Result {
+    warn_if_the_disk_is_short();
     let mdbook = mdbook()?;
     let expanded = root().join("target/book-md");
     mdbook_build(&expanded, true)?;
@@ -153,6 +154,36 @@ fn test(policy: Policy) -> Result {
         .command("node", &["--version"])
         .command(&chromium.to_string_lossy(), &["--version"]);
     cached("browser-test", rendered, policy, browser_test)
+}
+
+/// What a first run writes into `target/`, measured on a clean clone.
+const FIRST_RUN_BYTES: u64 = 5_200_000_000;
+
+/// A build that fills the disk fails far from the cause (one such CI run
+/// ended with `ld terminated with signal 7 [Bus error]`), so say beforehand
+/// when there may not be room. Only a warning: the space may already be in
+/// use by an earlier run's `target/`, and `df` may be missing.
+fn warn_if_the_disk_is_short() {
+    let target = root().join("target");
+    let probe = if target.exists() { target } else { root() };
+    let Ok(out) = Command::new("df").arg("-Pk").arg(&probe).output() else { return };
+    let Some(free) = available_bytes(&String::from_utf8_lossy(&out.stdout)) else { return };
+    if free < FIRST_RUN_BYTES {
+        eprintln!(
+            "xtask: warning: {:.1} GB free on the disk of {}; a first run writes about {:.1} GB into target/. \
+             A linker that dies with a bus error (signal 7) means the disk filled up.",
+            free as f64 / 1e9,
+            probe.display(),
+            FIRST_RUN_BYTES as f64 / 1e9
+        );
+    }
+}
+
+/// The free bytes that `df -Pk` reports (POSIX format: one header line, then
+/// `filesystem 1024-blocks used available capacity mount`).
+fn available_bytes(df: &str) -> Option<u64> {
+    let kib: u64 = df.lines().nth(1)?.split_whitespace().nth(3)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 /// The shuttle model checks of the queue (`tests/model_check.rs`): the crate
@@ -308,7 +339,14 @@ fn json_string_array(line: &str, key: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::json_string_array;
+    use super::{available_bytes, json_string_array};
+
+    #[test]
+    fn reads_the_free_space_that_df_reports() {
+        let df = "Filesystem     1024-blocks     Used Available Capacity Mounted on\n/dev/vda 264137664 93323316 3145728 97% /\n";
+        assert_eq!(available_bytes(df), Some(3145728 * 1024));
+        assert_eq!(available_bytes("df: /nowhere: No such file or directory\n"), None);
+    }
 
     #[test]
     fn reads_the_filenames_of_an_artifact() {

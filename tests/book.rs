@@ -128,16 +128,13 @@ fn every_output_block_is_an_include_and_every_code_block_comes_from_a_listing() 
             let visible: Vec<&String> =
                 body.iter().filter(|l| !l.starts_with("{{#") && !l.starts_with("# ") && !l.trim().is_empty()).collect();
             let kind = info.split(',').next().unwrap_or("");
+            let one_include = directives.len() == 1 && visible.is_empty();
             match kind {
-                "text" | "console" => {
-                    if directives.len() != 1 || !visible.is_empty() {
-                        problems.push(format!("{name}: a ```{info} block must be exactly one include of an output"));
-                    }
+                "text" | "console" if !one_include => {
+                    problems.push(format!("{name}: a ```{info} block must be exactly one include of an output"))
                 }
-                "rust" | "compile_fail" | "go" => {
-                    if directives.len() != 1 || !visible.is_empty() {
-                        problems.push(format!("{name}: a ```{info} block must show a listing through one include"));
-                    }
+                "rust" | "compile_fail" | "go" if !one_include => {
+                    problems.push(format!("{name}: a ```{info} block must show a listing through one include"))
                 }
                 "" => problems.push(format!("{name}: an untagged code block (rustdoc would compile it as Rust)")),
                 _ => {}

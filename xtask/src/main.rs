@@ -5,6 +5,7 @@
 //! cargo xtask test [--no-cache]  every test: crate, listings, outputs, twins, skeptic, mdbook test, browser
 //! cargo xtask book-test [ARGS]   only `mdbook test`, with the library path prepared
 //! cargo xtask browser-test       open every page of book/ in headless Chromium (after `book`)
+//! cargo xtask lint               clippy (warnings are errors), go vet and gofmt over the Go twins
 //! cargo xtask bless              rewrite stale committed outputs, then review `git diff`
 //! cargo xtask install-mdbook     install the pinned mdBook into .tools/
 //! cargo xtask perf [--readme]    Rust crate against client-go and controller-runtime, one table
@@ -34,6 +35,7 @@ fn main() -> ExitCode {
         Some("test") => test(Policy::from_args(&args[1..])),
         Some("book-test") => book_test(&args[1..]),
         Some("browser-test") => browser_test(),
+        Some("lint") => lint(),
         Some("bless") => bless(),
         Some("install-mdbook") => mdbook().map(|path| println!("{}", path.display())),
         Some("perf") => perf::perf(&args[1..]),
@@ -48,7 +50,7 @@ fn main() -> ExitCode {
     }
 }
 
-const USAGE: &str = "usage: cargo xtask <book | test | book-test [mdbook test args] | browser-test | bless | install-mdbook | perf [--readme]>";
+const USAGE: &str = "usage: cargo xtask <book | test | book-test [mdbook test args] | browser-test | lint | bless | install-mdbook | perf [--readme]>";
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask/ is inside the workspace").to_path_buf()
@@ -126,6 +128,7 @@ fn test(policy: Policy) -> Result {
     run(tests, "cargo test --workspace (crate, listings, outputs, twins, differential, stress, properties, copy-out, links)")?;
 
     model_check()?;
+    lint()?;
 
     // What every block of the book compiles against: the chapters, the
     // listings they include, the crates the listings use, the toolchain.
@@ -154,6 +157,45 @@ fn test(policy: Policy) -> Result {
         .command("node", &["--version"])
         .command(&chromium.to_string_lossy(), &["--version"]);
     cached("browser-test", rendered, policy, browser_test)
+}
+
+/// Readers copy these crates and Go programs into their projects, so they
+/// must be free of the warnings their own tools would show them: clippy's
+/// default lints (as errors) over every target of the workspace, and
+/// `go vet` and `gofmt` over the Go module of the twins. Without Go the Go
+/// half is skipped with a message, except under `CI=true`.
+fn lint() -> Result {
+    let mut clippy = cargo();
+    clippy.args(["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"]);
+    run(clippy, "clippy over the workspace, warnings as errors (needs `rustup component add clippy`)")?;
+
+    let go_module = root().join("listings");
+    if Command::new("go").arg("version").output().is_err() {
+        if env::var("CI").is_ok_and(|v| v == "true") {
+            return Err("lint: `go` is not on PATH, and CI=true requires the Go lints (Go 1.26)".to_owned());
+        }
+        eprintln!("xtask: skipped go vet and gofmt: `go` not found on PATH");
+        return Ok(());
+    }
+    let mut vet = Command::new("go");
+    vet.args(["vet", "./..."]).current_dir(&go_module);
+    run(vet, "go vet over the Go twins")?;
+    // gofmt sits beside go in GOROOT, which need not be on PATH.
+    let goroot = Command::new("go").args(["env", "GOROOT"]).output().map_err(|e| format!("go env: {e}"))?;
+    let gofmt = PathBuf::from(String::from_utf8_lossy(&goroot.stdout).trim()).join("bin/gofmt");
+    let unformatted = Command::new(&gofmt)
+        .args(["-l", "."])
+        .current_dir(&go_module)
+        .output()
+        .map_err(|e| format!("{}: cannot start: {e}", gofmt.display()))?;
+    let listed = String::from_utf8_lossy(&unformatted.stdout);
+    if !unformatted.status.success() || !listed.trim().is_empty() {
+        return Err(format!(
+            "gofmt: these Go files are not formatted (run `gofmt -w` on them in listings/):\n{listed}{}",
+            String::from_utf8_lossy(&unformatted.stderr)
+        ));
+    }
+    Ok(())
 }
 
 /// What a first run writes into `target/`, measured on a clean clone.

@@ -46,10 +46,13 @@ async fn requeued(result: fn() -> anyhow::Result<ReconcileResult>) -> bool {
     queue.len() + queue.waiting_len() > 0
 }
 
+/// What one row's reconciler returns.
+type Outcome = fn() -> anyhow::Result<ReconcileResult>;
+
 #[tokio::main(flavor = "current_thread", start_paused = true)]
 async fn main() {
     // ANCHOR: rows
-    let rows: [(&str, fn() -> anyhow::Result<ReconcileResult>); 5] = [
+    let rows: [(&str, Outcome); 5] = [
         ("plain error", || Err(anyhow!("connection refused"))),
         ("TerminalError", || Err(terminal_error(invalid_spec()))),
         ("TerminalError + .context()", || {
@@ -62,7 +65,7 @@ async fn main() {
     ];
     // ANCHOR_END: rows
 
-    println!("{:<39}{:<23}{:<18}{}", "error", "downcast_ref finds it", "chain() finds it", "requeued?");
+    println!("{:<39}{:<23}{:<18}requeued?", "error", "downcast_ref finds it", "chain() finds it");
     for (name, result) in rows {
         // ANCHOR: detect
         let (by_downcast, by_chain) = match result() {

@@ -58,7 +58,7 @@ async fn main() {
         ("panic, RecoverPanic on", || panic!("nil map")),
     ];
     println!("THE SWITCH: what happens after Reconcile returns (the key had failed twice)");
-    println!("{:<24}{:<38}{}", "reconcile returned", "queue calls, in order", "failures after");
+    println!("{:<24}{:<38}failures after", "reconcile returned", "queue calls, in order");
     for (name, outcome) in arms {
         let (calls, failures) = arm(outcome).await;
         println!("{name:<24}{:<38}{failures}", calls.join(", "));
@@ -68,7 +68,7 @@ async fn main() {
     // ANCHOR: rules
     println!();
     println!("FORGET AND DONE: on client-go's queue");
-    println!("{:<28}{:<44}{}", "call", "the queue", "the failure count");
+    println!("{:<28}{:<44}the failure count", "call", "the queue");
     let limiter = limiter();
     let queue = RateLimitingQueue::new(limiter.clone());
     queue.add(KEY);
@@ -84,7 +84,7 @@ async fn main() {
     let before = queue.len();
     queue.done(&key);
     let done = format!("Len {before} -> {}: back in the FIFO", queue.len());
-    println!("{:<28}{done:<44}{}", "Done(key) after a re-add", "untouched");
+    println!("{:<28}{done:<44}untouched", "Done(key) after a re-add");
 
     let key = queue.get().await.expect("queued");
     for _ in 0..100 {
@@ -92,6 +92,6 @@ async fn main() {
     }
     let stalled = tokio::time::timeout(PATIENCE, queue.get()).await.is_err();
     let never = format!("Len {}, Get timed out after {}: {stalled}", queue.len(), GoDuration(PATIENCE));
-    println!("{:<28}{never:<44}{}", "no Done, then 100 adds", "untouched");
+    println!("{:<28}{never:<44}untouched", "no Done, then 100 adds");
     // ANCHOR_END: rules
 }

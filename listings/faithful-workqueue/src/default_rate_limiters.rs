@@ -144,8 +144,22 @@ impl<T> ItemExponentialFailureRateLimiter<T> {
     /// assert_eq!(limiter.when(&"a"), Duration::from_millis(10));
     /// assert_eq!(limiter.when(&"a"), Duration::from_millis(12)); // 20ms, capped
     /// ```
+    ///
+    /// A `max_delay` beyond [`INF_DURATION`], Go's longest duration, counts as
+    /// `INF_DURATION`: upstream cannot wait longer, and the cap then agrees
+    /// with the overflow guard, so `min(base · 2^(n−1), max)` holds for every
+    /// `n`.
+    ///
+    /// ```
+    /// use faithful_workqueue::default_rate_limiters::{INF_DURATION, ItemExponentialFailureRateLimiter, RateLimiter};
+    /// use std::time::Duration;
+    ///
+    /// let limiter = ItemExponentialFailureRateLimiter::new(Duration::from_secs(1 << 33), Duration::MAX);
+    /// assert_eq!(limiter.when(&"a"), Duration::from_secs(1 << 33)); // about 272 years
+    /// assert_eq!(limiter.when(&"a"), INF_DURATION); // 2^34 s is past Go's longest duration
+    /// ```
     pub fn new(base_delay: Duration, max_delay: Duration) -> Self {
-        Self { failures: Mutex::new(HashMap::default()), base_delay, max_delay }
+        Self { failures: Mutex::new(HashMap::default()), base_delay, max_delay: max_delay.min(INF_DURATION) }
     }
 }
 

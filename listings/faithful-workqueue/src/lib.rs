@@ -62,7 +62,7 @@
 //!   variable once and so wakes only one of them.
 //! * **A delay longer than Go can express is cut to Go's longest**
 //!   ([`default_rate_limiters::INF_DURATION`]) by the delaying queue, rather
-//!   than overflowing the clock.
+//!   than overflowing the clock, and so is an exponential limiter's cap.
 //! * **Ties in ready time are first come, first added**: entries with the same
 //!   ready time come out of the [`delaying_queue`] in the order they were
 //!   added, where upstream's `container/heap` leaves their order unspecified.

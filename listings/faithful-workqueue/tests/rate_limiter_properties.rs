@@ -9,8 +9,8 @@
 //! * exponential (and its presets `default_typed_item_based_rate_limiter`,
 //!   `priority_queue_default_rate_limiter`): the n-th `when` since the last
 //!   `forget` of that key is `min(base · 2^(n−1), max)`, computed exactly in
-//!   integers; past `i64::MAX` nanoseconds (Go's longest duration) it is
-//!   `max`, the overflow guard the crate documents;
+//!   integers, with `max` itself at most `i64::MAX` nanoseconds (Go's longest
+//!   duration, which no Go delay exceeds); past that the delay is `max`;
 //! * fast/slow: `fast` for the first `max_fast_attempts` `when`s since the
 //!   last `forget`, then `slow`;
 //! * bucket: a debt clock. The bucket is full when the debt is zero; each
@@ -34,11 +34,7 @@
 //! the first call; and waits of 1/rate, 2/rate, ...), which these properties
 //! found.
 //!
-//! What the models leave out, on purpose:
-//!
-//! * an exponential `max` beyond `i64::MAX` nanoseconds, which Go cannot
-//!   express; there the documented formula and the overflow guard disagree;
-//! * concurrent callers.
+//! What the models leave out, on purpose: concurrent callers.
 //!
 //! The last property checks the rate-limiting queue's composition rather
 //! than a formula: `add_rate_limited` must be `add_after(item, when(item))`,
@@ -141,6 +137,7 @@ struct ExponentialModel {
 }
 
 fn exponential_delay(base: Duration, max: Duration, earlier_failures: usize) -> Duration {
+    let max = max.min(GO_MAX_DURATION);
     let base_nanos = base.as_nanos();
     if base_nanos == 0 {
         return Duration::ZERO;
@@ -355,6 +352,8 @@ fn exponential_setup() -> impl Strategy<Value = ExponentialSetup> {
         4 => interesting_duration(GO_MAX_NANOS),
         1 => Just(Duration::from_secs(1_000)),
         1 => Just(GO_MAX_DURATION),
+        // Longer than any Go duration: the crate caps it at Go's longest.
+        1 => Just(Duration::MAX),
     ];
     prop_oneof![
         4 => (base, max).prop_map(|(base, max)| ExponentialSetup::Custom { base, max }),

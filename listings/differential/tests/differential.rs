@@ -210,27 +210,29 @@ fn the_comparer_catches_a_wrong_observation() {
     assert_eq!(compare_all(&rust, &rust[..49]).len(), 1);
 }
 
+/// Replays `text` on both sides; each must observe `expected`, one line of
+/// space-separated observations per script.
+fn assert_both_sides_observe(go: &GoReplayer, text: &str, expected: &[&str]) -> Vec<Script> {
+    let scripts = parse_scripts(text).unwrap();
+    let expected: Vec<Vec<String>> =
+        expected.iter().map(|s| s.split_whitespace().map(String::from).collect()).collect();
+    let rust: Vec<Vec<String>> = scripts.iter().map(|s| run_script(s, None).observations).collect();
+    assert_eq!(rust, expected, "the Rust side");
+    assert_eq!(go.run(&scripts).unwrap(), expected, "the Go side");
+    scripts
+}
+
 #[test]
 fn the_go_replayer_gives_the_known_answers() {
     let Some(go) = go_replayer() else { return };
     let text = "add a\nadd_after b 10ms\nadd_rate_limited c\nlen\nstep 5ms\nlen\nget\nget\nstep 5ms\nget\n\
                 num_requeues c\nget\n---\nadd a\nget\nadd a\nlen\ndone a\nlen\ndone a\nlen\nget\nget\nlen\n\
                 forget a\nshut_down\nget\nget\nadd_rate_limited a\nnum_requeues a\n---\n---\n";
-    let scripts = parse_scripts(text).unwrap();
-    let expected: Vec<Vec<String>> = [
-        "ok ok ok 1 ok 2 a c ok b 1 empty",
-        "ok a ok 0 ok 1 ok 2 a a 0 ok ok shutdown shutdown ok 1",
-        "",
-    ]
-    .iter()
-    .map(|s| s.split_whitespace().map(String::from).collect())
-    .collect();
-    let rust: Vec<Vec<String>> = scripts
-        .iter()
-        .map(|s| run_script(s, None).observations)
-        .collect();
-    assert_eq!(rust, expected);
-    assert_eq!(go.run(&scripts).unwrap(), expected);
+    assert_both_sides_observe(
+        go,
+        text,
+        &["ok ok ok 1 ok 2 a c ok b 1 empty", "ok a ok 0 ok 1 ok 2 a a 0 ok ok shutdown shutdown ok 1", ""],
+    );
 }
 
 #[test]
@@ -244,24 +246,18 @@ fn the_go_replayer_gives_the_known_answers_for_the_priority_queue() {
                 shut_down\nget\nadd d\nlen\nadd_rate_limited d\nnum_requeues d\n---\n\
                 queue pq\nadd_with_opts a after=1s rate_limited=true\nnum_requeues a\nstep 4ms\nlen\n\
                 step 1ms\nlen\n---\nqueue pq\n---\n";
-    let scripts = parse_scripts(text).unwrap();
+    let scripts = assert_both_sides_observe(
+        go,
+        text,
+        &[
+            "ok ok ok 3 c@5 b@0 a@-100 blocked -",
+            "ok ok 0 1 ok 1 b@0 ok a@0",
+            "ok a@0 ok 1 ok a@0 ok 2 ok shutdown ok 2 ok 0",
+            "ok 1 ok 0 ok 1",
+            "",
+        ],
+    );
     assert!(scripts.iter().all(|s| s.queue == QueueKind::Priority));
-    let expected: Vec<Vec<String>> = [
-        "ok ok ok 3 c@5 b@0 a@-100 blocked -",
-        "ok ok 0 1 ok 1 b@0 ok a@0",
-        "ok a@0 ok 1 ok a@0 ok 2 ok shutdown ok 2 ok 0",
-        "ok 1 ok 0 ok 1",
-        "",
-    ]
-    .iter()
-    .map(|s| s.split_whitespace().map(String::from).collect())
-    .collect();
-    let rust: Vec<Vec<String>> = scripts
-        .iter()
-        .map(|s| run_script(s, None).observations)
-        .collect();
-    assert_eq!(go.run(&scripts).unwrap(), expected);
-    assert_eq!(rust, expected);
 }
 
 #[test]

@@ -8,9 +8,10 @@
 //! did not change is not rewritten, so cargo rebuilds only what changed. The
 //! tree holds sources only, a few hundred kilobytes. What the builds write
 //! (gigabytes, with kube) goes to `target/copy-out/` of this checkout, so it
-//! is removed with the checkout instead of piling up in the temporary folder. Each listing is still its own root package,
-//! outside any workspace, so cargo reads only its manifest and its path
-//! dependencies; the other copies beside it play no part in its build.
+//! is removed with the checkout instead of piling up in the temporary folder.
+//! Each listing is still its own root package, outside any workspace, so
+//! cargo reads only its manifest and its path dependencies; the other copies
+//! beside it play no part in its build.
 
 mod common;
 

@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! cargo xtask book               render the book into book/ (installs mdBook if needed)
-//! cargo xtask test [--no-cache]  every test: crate, listings, outputs, twins, skeptic, mdbook test, browser
+//! cargo xtask test [--no-cache]  every test: crate, listings, outputs, twins, lints, skeptic, mdbook test, browser
 //! cargo xtask book-test [ARGS]   only `mdbook test`, with the library path prepared
 //! cargo xtask browser-test       open every page of book/ in headless Chromium (after `book`)
 //! cargo xtask lint               clippy (warnings are errors), go vet and gofmt over the Go twins
@@ -165,9 +165,15 @@ fn test(policy: Policy) -> Result {
 /// `go vet` and `gofmt` over the Go module of the twins. Without Go the Go
 /// half is skipped with a message, except under `CI=true`.
 fn lint() -> Result {
+    // rustup's default profile has clippy; a minimal one does not.
+    if !cargo().args(["clippy", "--version"]).output().is_ok_and(|o| o.status.success()) {
+        let mut add = Command::new("rustup");
+        add.args(["component", "add", "clippy"]);
+        run(add, "clippy is missing: rustup component add clippy")?;
+    }
     let mut clippy = cargo();
     clippy.args(["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"]);
-    run(clippy, "clippy over the workspace, warnings as errors (needs `rustup component add clippy`)")?;
+    run(clippy, "clippy over the workspace, warnings as errors")?;
 
     let go_module = root().join("listings");
     if Command::new("go").arg("version").output().is_err() {

@@ -13,9 +13,9 @@ use std::path::{Path, PathBuf};
 fn main() {
     println!("cargo:rerun-if-env-changed=BOOK_MD_DIR");
     let out_dir = PathBuf::from(env::var("OUT_DIR").unwrap());
-    let dir = env::var("BOOK_MD_DIR").map(PathBuf::from).unwrap_or_else(|_| {
-        Path::new(&env::var("CARGO_MANIFEST_DIR").unwrap()).join("target/book-md")
-    });
+    let dir = env::var("BOOK_MD_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|_| Path::new(&env::var("CARGO_MANIFEST_DIR").unwrap()).join("target/book-md"));
     println!("cargo:rerun-if-changed={}", dir.display());
     let mut chapters: Vec<PathBuf> = fs::read_dir(&dir)
         .map(|entries| {

@@ -196,7 +196,9 @@ fn the_listings_print_the_seeds_figures() {
     assert!(ch02.contains("TerminalError message : terminal error: spec.replicas must be >= 0"));
     assert!(ch02.contains(": spec.replicas must be >= 0\n"));
     let ch04 = read("ch04-forget/listing-04-01/output.txt");
-    for row in ["Len()=1\n", "Len()=1   <- still queued", "after Get()+Done()        Len()=0", "5ms   <- the base delay again"] {
+    for row in
+        ["Len()=1\n", "Len()=1   <- still queued", "after Get()+Done()        Len()=0", "5ms   <- the base delay again"]
+    {
         assert!(ch04.contains(row), "ch04 lacks {row:?}");
     }
     let ch05 = read("ch05-silent-stall/listing-05-01/output.txt");

@@ -180,7 +180,10 @@ fn remove_stale_copies(tree: &Path, copied: &[PathBuf]) {
 #[test]
 fn the_reconcile_guard_passes_its_tests_when_copied_out_alone() {
     let guard = common::root().join("listings/kube-reconcile-guard");
-    assert!(path_dependencies(&guard).is_empty(), "kube-reconcile-guard must not depend on crates of this repository by path");
+    assert!(
+        path_dependencies(&guard).is_empty(),
+        "kube-reconcile-guard must not depend on crates of this repository by path"
+    );
     let scratch = scratch("copy-out-guard");
     let copied = scratch.join("kube-reconcile-guard");
     sync_dir(&guard, &copied, &["Cargo.lock"]);

@@ -36,7 +36,11 @@ fn links() -> Vec<Link> {
             let open = before.rfind('[').expect("a markdown link has a [text] part");
             let after = &rest[start + 2..];
             let end = after.find(')').expect("a markdown link is closed");
-            found.push(Link { chapter: chapter.clone(), text: before[open + 1..].to_owned(), url: after[..end].to_owned() });
+            found.push(Link {
+                chapter: chapter.clone(),
+                text: before[open + 1..].to_owned(),
+                url: after[..end].to_owned(),
+            });
             rest = &after[end..];
         }
     }
@@ -59,7 +63,9 @@ fn every_upstream_link_is_pinned_and_names_its_line() {
     let mut dirs = BTreeMap::new();
     let mut problems = Vec::new();
     for link in &links {
-        let Some((repo, module, tag)) = PINNED.iter().find(|(repo, ..)| link.url.starts_with(&format!("https://github.com/{repo}/"))) else {
+        let Some((repo, module, tag)) =
+            PINNED.iter().find(|(repo, ..)| link.url.starts_with(&format!("https://github.com/{repo}/")))
+        else {
             continue; // a link to another project (an issue, a discussion): not source
         };
         let rest = &link.url[format!("https://github.com/{repo}/").len()..];

@@ -55,11 +55,16 @@ fn no_test_sleeps_in_real_time() {
         let text = fs::read_to_string(file).unwrap();
         let rel = file.strip_prefix(&root).unwrap().display();
         for (n, line) in text.lines().enumerate() {
-            if line.contains("thread::sleep(") && !line.contains("Duration::ZERO") && !line.trim_start().starts_with("//") {
+            if line.contains("thread::sleep(")
+                && !line.contains("Duration::ZERO")
+                && !line.trim_start().starts_with("//")
+            {
                 problems.push(format!("{rel}:{}: a real sleep: {}", n + 1, line.trim()));
             }
         }
-        let sleeps = text.lines().any(|l| !l.trim_start().starts_with("//") && l.contains("sleep(") && !l.contains("thread::sleep"));
+        let sleeps = text
+            .lines()
+            .any(|l| !l.trim_start().starts_with("//") && l.contains("sleep(") && !l.contains("thread::sleep"));
         if sleeps && !paused(&crate_of(file)) {
             problems.push(format!("{rel}: calls tokio's sleep, but its crate never pauses the clock"));
         }
@@ -70,7 +75,10 @@ fn no_test_sleeps_in_real_time() {
     for file in &go {
         let text = fs::read_to_string(file).unwrap();
         if text.contains("time.Sleep(") && !text.contains("synctest.") {
-            problems.push(format!("{}: calls time.Sleep outside a synctest bubble", file.strip_prefix(&root).unwrap().display()));
+            problems.push(format!(
+                "{}: calls time.Sleep outside a synctest bubble",
+                file.strip_prefix(&root).unwrap().display()
+            ));
         }
     }
 
@@ -80,7 +88,12 @@ fn no_test_sleeps_in_real_time() {
         let text = fs::read_to_string(file).unwrap();
         for (n, line) in text.lines().enumerate() {
             if line.contains("waitForTimeout(") || line.contains("setTimeout(") {
-                problems.push(format!("{}:{}: a fixed wait: {}", file.strip_prefix(&root).unwrap().display(), n + 1, line.trim()));
+                problems.push(format!(
+                    "{}:{}: a fixed wait: {}",
+                    file.strip_prefix(&root).unwrap().display(),
+                    n + 1,
+                    line.trim()
+                ));
             }
         }
     }

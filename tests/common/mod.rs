@@ -89,11 +89,7 @@ pub fn build_executables(packages: &[String]) -> BTreeMap<String, PathBuf> {
         cmd.args(["-p", p]);
     }
     let out = cmd.output().expect("cargo can be started");
-    assert!(
-        out.status.success(),
-        "building the listings failed:\n{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "building the listings failed:\n{}", String::from_utf8_lossy(&out.stderr));
     let mut exes = BTreeMap::new();
     for line in String::from_utf8_lossy(&out.stdout).lines() {
         let Ok(msg) = serde_json::from_str::<serde_json::Value>(line) else { continue };

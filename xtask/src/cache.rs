@@ -44,7 +44,8 @@ impl Inputs {
 
     fn walk(&mut self, path: &Path) {
         if path.is_dir() {
-            let mut entries: Vec<_> = fs::read_dir(path).map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_default();
+            let mut entries: Vec<_> =
+                fs::read_dir(path).map(|d| d.flatten().map(|e| e.path()).collect()).unwrap_or_default();
             entries.sort();
             for entry in entries {
                 let name = entry.file_name().unwrap_or_default().to_string_lossy().into_owned();

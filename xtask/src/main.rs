@@ -5,7 +5,7 @@
 //! cargo xtask test [--no-cache]  every test: crate, listings, outputs, twins, lints, skeptic, mdbook test, browser
 //! cargo xtask book-test [ARGS]   only `mdbook test`, with the library path prepared
 //! cargo xtask browser-test       open every page of book/ in headless Chromium (after `book`)
-//! cargo xtask lint               clippy (warnings are errors), go vet and gofmt over the Go twins
+//! cargo xtask lint               clippy (warnings are errors), rustfmt, go vet and gofmt
 //! cargo xtask bless              rewrite stale committed outputs, then review `git diff`
 //! cargo xtask install-mdbook     install the pinned mdBook into .tools/
 //! cargo xtask perf [--readme]    Rust crate against client-go and controller-runtime, one table
@@ -121,11 +121,11 @@ fn test(policy: Policy) -> Result {
     mdbook_build(&expanded, true)?;
 
     let mut tests = cargo();
-    tests
-        .args(["test", "--workspace", "--locked"])
-        .env("BOOK_MD_DIR", &expanded)
-        .env("MDBOOK", &mdbook);
-    run(tests, "cargo test --workspace (crate, listings, outputs, twins, differential, stress, properties, copy-out, links)")?;
+    tests.args(["test", "--workspace", "--locked"]).env("BOOK_MD_DIR", &expanded).env("MDBOOK", &mdbook);
+    run(
+        tests,
+        "cargo test --workspace (crate, listings, outputs, twins, differential, stress, properties, copy-out, links)",
+    )?;
 
     model_check()?;
     lint()?;
@@ -134,7 +134,16 @@ fn test(policy: Policy) -> Result {
     // listings they include, the crates the listings use, the toolchain.
     let book_code = || {
         Inputs::new()
-            .paths(&["src", "book.toml", "listings", "tests/book_deps", "build.rs", "Cargo.toml", "Cargo.lock", "xtask/src"])
+            .paths(&[
+                "src",
+                "book.toml",
+                "listings",
+                "tests/book_deps",
+                "build.rs",
+                "Cargo.toml",
+                "Cargo.lock",
+                "xtask/src",
+            ])
             .command("rustc", &["-vV"])
             .env(&["RUSTFLAGS"])
             .value(MDBOOK_VERSION)
@@ -161,19 +170,24 @@ fn test(policy: Policy) -> Result {
 
 /// Readers copy these crates and Go programs into their projects, so they
 /// must be free of the warnings their own tools would show them: clippy's
-/// default lints (as errors) over every target of the workspace, and
-/// `go vet` and `gofmt` over the Go module of the twins. Without Go the Go
+/// default lints (as errors) over every target of the workspace, rustfmt,
+/// and `go vet` and `gofmt` over the Go module of the twins. Without Go the Go
 /// half is skipped with a message, except under `CI=true`.
 fn lint() -> Result {
-    // rustup's default profile has clippy; a minimal one does not.
-    if !cargo().args(["clippy", "--version"]).output().is_ok_and(|o| o.status.success()) {
-        let mut add = Command::new("rustup");
-        add.args(["component", "add", "clippy"]);
-        run(add, "clippy is missing: rustup component add clippy")?;
-    }
+    ensure_component("clippy", "clippy")?;
     let mut clippy = cargo();
     clippy.args(["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"]);
     run(clippy, "clippy over the workspace, warnings as errors")?;
+
+    // rustfmt.toml sets the style. The compile-fail listing is outside the
+    // workspace, so `cargo fmt` does not see it; rustfmt checks it by name.
+    ensure_component("rustfmt", "fmt")?;
+    let mut fmt = cargo();
+    fmt.args(["fmt", "--all", "--check"]);
+    run(fmt, "rustfmt over the workspace (on failure: `cargo fmt --all` and review the diff)")?;
+    let mut fmt_fail = Command::new("rustfmt");
+    fmt_fail.args(["--edition", "2024", "--check"]).arg(root().join("listings/ch05-silent-stall/fail-05-01/main.rs"));
+    run(fmt_fail, "rustfmt over the compile-fail listing")?;
 
     let go_module = root().join("listings");
     if Command::new("go").arg("version").output().is_err() {
@@ -202,6 +216,18 @@ fn lint() -> Result {
         ));
     }
     Ok(())
+}
+
+/// Installs a rustup component the lints need when `cargo <subcommand>` is
+/// missing: rustup's default profile has clippy and rustfmt, a minimal one
+/// does not.
+fn ensure_component(component: &str, subcommand: &str) -> Result {
+    if cargo().args([subcommand, "--version"]).output().is_ok_and(|o| o.status.success()) {
+        return Ok(());
+    }
+    let mut add = Command::new("rustup");
+    add.args(["component", "add", component]);
+    run(add, &format!("`cargo {subcommand}` is missing: rustup component add {component}"))
 }
 
 /// What a first run writes into `target/`, measured on a clean clone.
@@ -268,10 +294,14 @@ fn chromium() -> Result<PathBuf> {
         cmd.args(args).env("DEBIAN_FRONTEND", "noninteractive");
         cmd
     };
-    if run(apt_get(&["install", "-y", "chromium"]), "/usr/bin/chromium is missing: apt-get install -y chromium").is_err() {
+    if run(apt_get(&["install", "-y", "chromium"]), "/usr/bin/chromium is missing: apt-get install -y chromium")
+        .is_err()
+    {
         // A fresh machine may have no package lists yet.
-        run(apt_get(&["update"]), "apt-get update, then apt-get install -y chromium again").map_err(|e| format!("{e}: {HOW}"))?;
-        run(apt_get(&["install", "-y", "chromium"]), "apt-get install -y chromium").map_err(|e| format!("{e}: {HOW}"))?;
+        run(apt_get(&["update"]), "apt-get update, then apt-get install -y chromium again")
+            .map_err(|e| format!("{e}: {HOW}"))?;
+        run(apt_get(&["install", "-y", "chromium"]), "apt-get install -y chromium")
+            .map_err(|e| format!("{e}: {HOW}"))?;
     }
     if !bin.exists() {
         return Err(format!("apt-get installed chromium but {} is missing: {HOW}", bin.display()));

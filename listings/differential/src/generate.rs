@@ -122,17 +122,11 @@ pub fn generate(rng: &mut SplitMix64, fault: Option<Fault>) -> Generated {
     let mut script = Vec::with_capacity(len as usize);
     let mut observations = Vec::with_capacity(len as usize);
     for _ in 0..len {
-        let op = (0..32)
-            .map(|_| candidate(rng, &session, items))
-            .find(|op| !session.would_tie(op))
-            .unwrap_or(Op::Len);
+        let op = (0..32).map(|_| candidate(rng, &session, items)).find(|op| !session.would_tie(op)).unwrap_or(Op::Len);
         observations.push(session.apply(&op));
         script.push(op);
     }
-    Generated {
-        script: Script::client_go(script),
-        observations,
-    }
+    Generated { script: Script::client_go(script), observations }
 }
 
 /// Generates sequence `index` of a run seeded with `seed`.
@@ -152,11 +146,7 @@ fn pq_candidate(rng: &mut SplitMix64, session: &PqSession, items: &[&str]) -> Op
     match rng.weighted(&WEIGHTS) {
         0 => {
             // Mostly one item; sometimes a list, which may name an item twice.
-            let n = if rng.chance(1, 5) {
-                2 + rng.below(2)
-            } else {
-                1
-            };
+            let n = if rng.chance(1, 5) { 2 + rng.below(2) } else { 1 };
             let keys = (0..n).map(|_| item(rng)).collect();
             let opts = Opts {
                 after: rng.chance(1, 2).then(|| delay(rng)),
@@ -205,28 +195,17 @@ pub fn generate_pq(rng: &mut SplitMix64, fault: Option<Fault>) -> Generated {
             chosen = Some((op, obs));
             break;
         }
-        let (op, obs) = chosen.unwrap_or_else(|| {
-            (
-                Op::Step(Duration::ZERO),
-                session.apply(&Op::Step(Duration::ZERO)),
-            )
-        });
+        let (op, obs) = chosen.unwrap_or_else(|| (Op::Step(Duration::ZERO), session.apply(&Op::Step(Duration::ZERO))));
         script.push(op);
         observations.push(obs);
     }
-    Generated {
-        script: Script::priority(script),
-        observations,
-    }
+    Generated { script: Script::priority(script), observations }
 }
 
 /// Generates `queue pq` sequence `index` of a run seeded with `seed` (a
 /// stream apart from the client-go sequences of the same seed).
 pub fn generate_pq_sequence(seed: u64, index: u64, fault: Option<Fault>) -> Generated {
-    generate_pq(
-        &mut SplitMix64::for_sequence(seed ^ 0x5051_5051_5051_5051, index),
-        fault,
-    )
+    generate_pq(&mut SplitMix64::for_sequence(seed ^ 0x5051_5051_5051_5051, index), fault)
 }
 
 #[cfg(test)]

@@ -43,20 +43,8 @@ pub fn add_opts(op: &Op) -> Option<(Vec<String>, AddOpts)> {
     };
     Some(match op {
         Op::Add(x) => (vec![x.clone()], AddOpts::default()),
-        Op::AddAfter(x, d) => (
-            vec![x.clone()],
-            opts(&Opts {
-                after: Some(*d),
-                ..Opts::default()
-            }),
-        ),
-        Op::AddRateLimited(x) => (
-            vec![x.clone()],
-            opts(&Opts {
-                rate_limited: Some(true),
-                ..Opts::default()
-            }),
-        ),
+        Op::AddAfter(x, d) => (vec![x.clone()], opts(&Opts { after: Some(*d), ..Opts::default() })),
+        Op::AddRateLimited(x) => (vec![x.clone()], opts(&Opts { rate_limited: Some(true), ..Opts::default() })),
         Op::AddWithOpts(items, o) => (items.clone(), opts(o)),
         _ => return None,
     })
@@ -84,18 +72,9 @@ impl PqSession {
             .build()
             .expect("a current-thread runtime");
         let queue = rt.block_on(async {
-            PriorityQueue::with_rate_limiter(ItemExponentialFailureRateLimiter::new(
-                BASE_DELAY, MAX_DELAY,
-            ))
+            PriorityQueue::with_rate_limiter(ItemExponentialFailureRateLimiter::new(BASE_DELAY, MAX_DELAY))
         });
-        Self {
-            rt,
-            queue,
-            fault,
-            locked: BTreeSet::new(),
-            shut: false,
-            blocked: false,
-        }
+        Self { rt, queue, fault, locked: BTreeSet::new(), shut: false, blocked: false }
     }
 
     /// Whether `shut_down` has run.
@@ -200,23 +179,16 @@ mod tests {
 
     #[test]
     fn priorities_order_the_ready_entries() {
-        let run = obs(
-            "queue pq\nadd_with_opts a priority=-100\nadd b\nadd_with_opts c priority=5\n\
-                       len\nget\nget\nget\nget\nlen\n",
-        );
-        assert_eq!(
-            run.observations,
-            words("ok ok ok 3 c@5 b@0 a@-100 blocked -")
-        );
+        let run = obs("queue pq\nadd_with_opts a priority=-100\nadd b\nadd_with_opts c priority=5\n\
+                       len\nget\nget\nget\nget\nlen\n");
+        assert_eq!(run.observations, words("ok ok ok 3 c@5 b@0 a@-100 blocked -"));
         assert_eq!(run.ambiguous_at, None);
     }
 
     #[test]
     fn waiting_entries_become_ready_on_time() {
-        let run = obs(
-            "queue pq\nadd_with_opts a after=10ms\nadd_rate_limited b\nlen\nstep 5ms\nlen\n\
-                       get\nstep 5ms\nget\nnum_requeues b\n",
-        );
+        let run = obs("queue pq\nadd_with_opts a after=10ms\nadd_rate_limited b\nlen\nstep 5ms\nlen\n\
+                       get\nstep 5ms\nget\nnum_requeues b\n");
         assert_eq!(run.observations, words("ok ok 0 ok 1 b@0 ok a@0 1"));
     }
 

@@ -35,8 +35,7 @@ pub enum Fault {
 /// The delay `ItemExponentialFailureRateLimiter(5ms, 1000s)` gives an item
 /// that has failed `requeues` times before.
 pub fn exponential_delay(requeues: usize) -> Duration {
-    let backoff =
-        BASE_DELAY.as_nanos() as f64 * 2f64.powi(i32::try_from(requeues).unwrap_or(i32::MAX));
+    let backoff = BASE_DELAY.as_nanos() as f64 * 2f64.powi(i32::try_from(requeues).unwrap_or(i32::MAX));
     if backoff > i64::MAX as f64 {
         return MAX_DELAY;
     }
@@ -70,19 +69,9 @@ impl Session {
             .start_paused(true)
             .build()
             .expect("a current-thread runtime");
-        let queue = rt.block_on(async {
-            RateLimitingQueue::new(ItemExponentialFailureRateLimiter::new(
-                BASE_DELAY, MAX_DELAY,
-            ))
-        });
-        Self {
-            rt,
-            queue,
-            fault,
-            now: Duration::ZERO,
-            pending: HashMap::new(),
-            processing: BTreeSet::new(),
-        }
+        let queue = rt
+            .block_on(async { RateLimitingQueue::new(ItemExponentialFailureRateLimiter::new(BASE_DELAY, MAX_DELAY)) });
+        Self { rt, queue, fault, now: Duration::ZERO, pending: HashMap::new(), processing: BTreeSet::new() }
     }
 
     /// Whether the queue has been shut down.
@@ -125,10 +114,7 @@ impl Session {
     /// item's pending entry, which Go's heap may then pop in either order.
     pub fn would_tie(&self, op: &Op) -> bool {
         match self.new_ready_time(op) {
-            Some((item, at)) => self
-                .pending
-                .iter()
-                .any(|(other, &t)| *other != item && t == at),
+            Some((item, at)) => self.pending.iter().any(|(other, &t)| *other != item && t == at),
             None => false,
         }
     }
@@ -244,11 +230,7 @@ pub fn run_script(script: &Script, fault: Option<Fault>) -> RustRun {
             }
         }
     }
-    RustRun {
-        observations,
-        ambiguous_at,
-        queue: script.queue,
-    }
+    RustRun { observations, ambiguous_at, queue: script.queue }
 }
 
 #[cfg(test)]
@@ -262,16 +244,9 @@ mod tests {
 
     #[test]
     fn a_small_script() {
-        let run = obs(
-            "add a\nadd_after b 10ms\nadd_rate_limited c\nlen\nstep 5ms\nlen\nget\nget\n\
-                       step 5ms\nget\nnum_requeues c\nget\n",
-        );
-        assert_eq!(
-            run.observations,
-            [
-                "ok", "ok", "ok", "1", "ok", "2", "a", "c", "ok", "b", "1", "empty"
-            ]
-        );
+        let run = obs("add a\nadd_after b 10ms\nadd_rate_limited c\nlen\nstep 5ms\nlen\nget\nget\n\
+                       step 5ms\nget\nnum_requeues c\nget\n");
+        assert_eq!(run.observations, ["ok", "ok", "ok", "1", "ok", "2", "a", "c", "ok", "b", "1", "empty"]);
         assert_eq!(run.ambiguous_at, None);
     }
 
@@ -285,25 +260,12 @@ mod tests {
 
     #[test]
     fn equal_ready_times_are_ambiguous() {
-        assert_eq!(
-            obs("add_after a 5ms\nadd_rate_limited b\n").ambiguous_at,
-            Some(1)
-        );
+        assert_eq!(obs("add_after a 5ms\nadd_rate_limited b\n").ambiguous_at, Some(1));
         // The same item again is not a tie: the earlier entry is kept.
-        assert_eq!(
-            obs("add_after a 5ms\nadd_after a 5ms\nadd_rate_limited a\n").ambiguous_at,
-            None
-        );
+        assert_eq!(obs("add_after a 5ms\nadd_after a 5ms\nadd_rate_limited a\n").ambiguous_at, None);
         // Nor is a time equal to an entry that has already fired.
-        assert_eq!(
-            obs("add_after a 5ms\nstep 5ms\nadd_after b 0ms\nstep 0ms\nadd_after b 0ms\n")
-                .ambiguous_at,
-            None
-        );
-        assert_eq!(
-            obs("add_after a 10ms\nstep 5ms\nadd_after b 5ms\n").ambiguous_at,
-            Some(2)
-        );
+        assert_eq!(obs("add_after a 5ms\nstep 5ms\nadd_after b 0ms\nstep 0ms\nadd_after b 0ms\n").ambiguous_at, None);
+        assert_eq!(obs("add_after a 10ms\nstep 5ms\nadd_after b 5ms\n").ambiguous_at, Some(2));
     }
 
     #[test]

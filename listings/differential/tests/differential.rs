@@ -44,9 +44,7 @@ fn env_u64(name: &str, default: u64) -> u64 {
 fn go_replayer() -> Option<&'static GoReplayer> {
     if !go_on_path() {
         if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!(
-                "Go is required: CI=true and go is not on PATH; the differential harness needs Go 1.26"
-            );
+            panic!("Go is required: CI=true and go is not on PATH; the differential harness needs Go 1.26");
         }
         eprintln!("skipped: go not found on PATH; the differential harness needs Go 1.26");
         return None;
@@ -55,10 +53,7 @@ fn go_replayer() -> Option<&'static GoReplayer> {
     let built = REPLAYER.get_or_init(|| {
         let start = Instant::now();
         let r = GoReplayer::build();
-        eprintln!(
-            "differential: built the Go replayer in {:.1?}",
-            start.elapsed()
-        );
+        eprintln!("differential: built the Go replayer in {:.1?}", start.elapsed());
         r
     });
     match built {
@@ -72,28 +67,17 @@ fn generate_all(seed: u64, n: u64, fault: Option<Fault>) -> Vec<Generated> {
 }
 
 fn generate_all_pq(seed: u64, n: u64, fault: Option<Fault>) -> Vec<Generated> {
-    (0..n)
-        .map(|i| generate_pq_sequence(seed, i, fault))
-        .collect()
+    (0..n).map(|i| generate_pq_sequence(seed, i, fault)).collect()
 }
 
 /// Runs everything through Go once, and on a divergence fails with the shrunk
 /// script (returned as the error text).
-fn check(
-    go: &GoReplayer,
-    seed: u64,
-    generated: &[Generated],
-    fault: Option<Fault>,
-) -> Result<(), String> {
+fn check(go: &GoReplayer, seed: u64, generated: &[Generated], fault: Option<Fault>) -> Result<(), String> {
     let scripts: Vec<Script> = generated.iter().map(|g| g.script.clone()).collect();
     let rust: Vec<Vec<String>> = generated.iter().map(|g| g.observations.clone()).collect();
     let start = Instant::now();
     let go_obs = go.run(&scripts)?;
-    eprintln!(
-        "differential: Go replayed {} scripts in {:.1?}",
-        scripts.len(),
-        start.elapsed()
-    );
+    eprintln!("differential: Go replayed {} scripts in {:.1?}", scripts.len(), start.elapsed());
     let mismatches = compare_all(&rust, &go_obs);
     let Some(first) = mismatches.first() else {
         return Ok(());
@@ -117,19 +101,12 @@ fn check(
                 divergence.script.queue.word(),
                 first.script
             ));
-            let _ = std::fs::write(
-                &saved,
-                format_scripts(std::slice::from_ref(&divergence.script)),
-            );
+            let _ = std::fs::write(&saved, format_scripts(std::slice::from_ref(&divergence.script)));
             format!("{divergence}(saved to {})\n", saved.display())
         }
         Err(e) => format!(
             "shrinking failed ({e}); the unshrunk script:\n{}",
-            render(
-                &scripts[first.script].ops,
-                &rust[first.script],
-                &go_obs[first.script]
-            )
+            render(&scripts[first.script].ops, &rust[first.script], &go_obs[first.script])
         ),
     };
     Err(format!("{header}\n{body}"))
@@ -150,10 +127,7 @@ fn the_rust_queue_agrees_with_the_go_queue() {
     if let Err(report) = check(go, seed, &generated, None) {
         panic!("{report}");
     }
-    eprintln!(
-        "differential: {n} scripts agree ({:.1?} without the Go build)",
-        start.elapsed()
-    );
+    eprintln!("differential: {n} scripts agree ({:.1?} without the Go build)", start.elapsed());
 }
 
 #[test]
@@ -164,10 +138,7 @@ fn the_rust_priority_queue_agrees_with_the_go_priority_queue() {
     let start = Instant::now();
     let generated = generate_all_pq(seed, n, None);
     let ops: usize = generated.iter().map(|g| g.script.ops.len()).sum();
-    let blocked = generated
-        .iter()
-        .filter(|g| g.observations.last().is_some_and(|o| o == "blocked"))
-        .count();
+    let blocked = generated.iter().filter(|g| g.observations.last().is_some_and(|o| o == "blocked")).count();
     eprintln!(
         "differential: generated and ran {n} pq scripts ({ops} ops, {blocked} ending in a \
          blocking get, seed {seed:#x}) on Rust in {:.1?}",
@@ -176,10 +147,7 @@ fn the_rust_priority_queue_agrees_with_the_go_priority_queue() {
     if let Err(report) = check(go, seed, &generated, None) {
         panic!("{report}");
     }
-    eprintln!(
-        "differential: {n} pq scripts agree ({:.1?} without the Go build)",
-        start.elapsed()
-    );
+    eprintln!("differential: {n} pq scripts agree ({:.1?} without the Go build)", start.elapsed());
 }
 
 #[test]
@@ -198,10 +166,7 @@ fn the_comparer_catches_a_wrong_observation() {
     let table = render(&generated[17].script.ops, &rust[17], &wrong[17]);
     let marked: Vec<&str> = table.lines().filter(|l| l.starts_with(">>")).collect();
     assert_eq!(marked.len(), 1, "{table}");
-    assert!(
-        marked[0].contains("-not") && marked[0].contains("<-- first difference"),
-        "{table}"
-    );
+    assert!(marked[0].contains("-not") && marked[0].contains("<-- first difference"), "{table}");
 
     // A missing observation, and a missing script, are differences too.
     let mut short = rust.clone();
@@ -265,8 +230,7 @@ fn a_planted_bug_is_caught_and_shrunk() {
     let Some(go) = go_replayer() else { return };
     let fault = Some(Fault::ForgetAlsoDone);
     let generated = generate_all(DEFAULT_SEED, 500, fault);
-    let report = check(go, DEFAULT_SEED, &generated, fault)
-        .expect_err("forget-as-done must diverge from Go");
+    let report = check(go, DEFAULT_SEED, &generated, fault).expect_err("forget-as-done must diverge from Go");
     eprintln!("differential: the planted bug (forget also calls done) is reported as:\n{report}");
     let listing: Vec<&str> = report
         .lines()
@@ -286,11 +250,8 @@ fn a_planted_bug_in_the_priority_queue_is_caught_and_shrunk() {
     let Some(go) = go_replayer() else { return };
     let fault = Some(Fault::ForgetAlsoDone);
     let generated = generate_all_pq(DEFAULT_SEED, 500, fault);
-    let report = check(go, DEFAULT_SEED, &generated, fault)
-        .expect_err("forget-as-done must diverge from Go");
-    eprintln!(
-        "differential: the planted pq bug (forget also calls done) is reported as:\n{report}"
-    );
+    let report = check(go, DEFAULT_SEED, &generated, fault).expect_err("forget-as-done must diverge from Go");
+    eprintln!("differential: the planted pq bug (forget also calls done) is reported as:\n{report}");
     let listing: Vec<&str> = report
         .lines()
         .skip_while(|l| !l.starts_with("script ("))
@@ -311,8 +272,7 @@ fn a_planted_bug_in_the_priority_queue_is_caught_and_shrunk() {
 #[test]
 fn len_after_shut_down_matches_go() {
     let Some(go) = go_replayer() else { return };
-    let scripts =
-        parse_scripts("queue pq\nadd_after a 10s\nshut_down\nstep 1000s\nlen\n---\n").unwrap();
+    let scripts = parse_scripts("queue pq\nadd_after a 10s\nshut_down\nstep 1000s\nlen\n---\n").unwrap();
     let run = run_script(&scripts[0], None);
     assert_eq!(run.observations, ["ok", "ok", "ok", "0"]);
     assert_eq!(go.run(&scripts).unwrap()[0], ["ok", "ok", "ok", "0"]);
@@ -346,10 +306,5 @@ fn replay_a_script_file_when_asked() {
             render(&script.ops, &run.observations, g)
         );
     }
-    assert_eq!(
-        diverging,
-        0,
-        "{diverging} of {} scripts in {path} diverge",
-        scripts.len()
-    );
+    assert_eq!(diverging, 0, "{diverging} of {} scripts in {path} diverge", scripts.len());
 }

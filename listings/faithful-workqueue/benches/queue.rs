@@ -107,9 +107,7 @@ fn cycle_multi_thread(bencher: Bencher, workers: usize) {
     let keys = Arc::new(keys(CYCLE_KEYS));
     let q = warm_queue(&keys);
     let handle = rt.handle().clone();
-    bencher
-        .counter(ItemsCount::new(CYCLE_KEYS))
-        .bench_local(|| rt.block_on(cycles(&handle, &q, &keys, workers)));
+    bencher.counter(ItemsCount::new(CYCLE_KEYS)).bench_local(|| rt.block_on(cycles(&handle, &q, &keys, workers)));
 }
 
 #[divan::bench(args = [1, 2, 8])]
@@ -118,9 +116,7 @@ fn cycle_current_thread(bencher: Bencher, workers: usize) {
     let keys = Arc::new(keys(CYCLE_KEYS));
     let q = warm_queue(&keys);
     let handle = rt.handle().clone();
-    bencher
-        .counter(ItemsCount::new(CYCLE_KEYS))
-        .bench_local(|| rt.block_on(cycles(&handle, &q, &keys, workers)));
+    bencher.counter(ItemsCount::new(CYCLE_KEYS)).bench_local(|| rt.block_on(cycles(&handle, &q, &keys, workers)));
 }
 
 #[divan::bench]

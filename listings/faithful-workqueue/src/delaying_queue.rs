@@ -149,7 +149,11 @@ impl<T: Item> DelayingQueue<T> {
         };
         Self {
             queue: Queue::with_config(config),
-            waiting: Arc::new(Mutex::new(Waiting { heap: BinaryHeap::new(), by_item: HashMap::default(), next_seq: 0 })),
+            waiting: Arc::new(Mutex::new(Waiting {
+                heap: BinaryHeap::new(),
+                by_item: HashMap::default(),
+                next_seq: 0,
+            })),
             retries,
         }
     }

@@ -525,7 +525,8 @@ impl<T: Item> PriorityQueue<T> {
                 }
                 let next_ready = state.promote_due(Instant::now());
                 let st = &mut *state;
-                let found = st.ready.iter().find(|(_, key)| !st.locked.contains(*key)).map(|(k, key)| (*k, key.clone()));
+                let found =
+                    st.ready.iter().find(|(_, key)| !st.locked.contains(*key)).map(|(k, key)| (*k, key.clone()));
                 if let Some((ready_key, key)) = found {
                     st.ready.remove(&ready_key);
                     let entry = st.items.remove(&key).expect("a ready key has an entry");

@@ -24,8 +24,8 @@
 //! clone: a small `Copy` type, or `Arc<str>` rather than `String` (a steady
 //! add/get/done cycle on an `Arc<str>` key does not allocate).
 
-use std::collections::hash_map::Entry;
 use std::collections::VecDeque;
+use std::collections::hash_map::Entry;
 use std::fmt;
 use std::hash::Hash;
 use std::pin::pin;
@@ -34,8 +34,8 @@ use std::sync::{Arc, Weak};
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use crate::metrics::{DEFAULT_UNFINISHED_WORK_UPDATE_PERIOD, MetricsProvider, QueueMetrics};
 use crate::hash::HashMap;
+use crate::metrics::{DEFAULT_UNFINISHED_WORK_UPDATE_PERIOD, MetricsProvider, QueueMetrics};
 use crate::sync::{Mutex, MutexGuard};
 
 /// The bounds every queue item satisfies: upstream's `comparable`, plus `Send`
@@ -665,8 +665,7 @@ impl<T: Item> Queue<T> {
     {
         let state = self.state();
         let mut dirty: Vec<T> = state.items.iter().filter(|(_, f)| f.dirty).map(|(k, _)| k.clone()).collect();
-        let mut processing: Vec<T> =
-            state.items.iter().filter(|(_, f)| f.processing).map(|(k, _)| k.clone()).collect();
+        let mut processing: Vec<T> = state.items.iter().filter(|(_, f)| f.processing).map(|(k, _)| k.clone()).collect();
         dirty.sort();
         processing.sort();
         QueueState { fifo: state.fifo.iter().cloned().collect(), dirty, processing }

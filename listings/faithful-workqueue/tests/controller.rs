@@ -40,9 +40,7 @@ use anyhow::{Context, anyhow};
 use faithful_workqueue::controller::{Controller, Options, Outcome, panic_message};
 use faithful_workqueue::default_rate_limiters::{ItemExponentialFailureRateLimiter, RateLimiter};
 use faithful_workqueue::priorityqueue::PriorityInterface;
-use faithful_workqueue::rate_limiting_queue::{
-    DelayingInterface, Interface, RateLimitingInterface, RateLimitingQueue,
-};
+use faithful_workqueue::rate_limiting_queue::{DelayingInterface, Interface, RateLimitingInterface, RateLimitingQueue};
 use faithful_workqueue::reconcile::{ReconcileResult, TerminalError, is_terminal, terminal_error};
 use tokio::time::advance;
 
@@ -64,8 +62,7 @@ impl Recorder {
     /// exponential 5ms..1000s; the limiter is returned too so a test can set up
     /// earlier failures.
     fn new() -> (Self, Limiter) {
-        let limiter: Limiter =
-            Arc::new(ItemExponentialFailureRateLimiter::new(5 * MS, Duration::from_secs(1000)));
+        let limiter: Limiter = Arc::new(ItemExponentialFailureRateLimiter::new(5 * MS, Duration::from_secs(1000)));
         let q = RateLimitingQueue::new(limiter.clone());
         (Self { q, log: Arc::default() }, limiter)
     }
@@ -164,7 +161,12 @@ impl Script {
     fn err(&self, err: anyhow::Error) -> &Self {
         self.then(Step::Return(Err(err)))
     }
-    fn reconciler(&self) -> impl Fn(&'static str) -> std::pin::Pin<Box<dyn Future<Output = anyhow::Result<ReconcileResult>> + Send>> + Send + Sync + 'static {
+    fn reconciler(
+        &self,
+    ) -> impl Fn(&'static str) -> std::pin::Pin<Box<dyn Future<Output = anyhow::Result<ReconcileResult>> + Send>>
+    + Send
+    + Sync
+    + 'static {
         let script = self.clone();
         move |_req| {
             let step = script.0.lock().unwrap().pop_front().expect("reconcile called more often than scripted");
@@ -369,11 +371,7 @@ async fn reconcile_handler_reports_each_arm() {
     let cases: Vec<(anyhow::Result<ReconcileResult>, Outcome, &[&str])> = vec![
         (Err(terminal_error(anyhow!("bad spec"))), Outcome::TerminalError, &[]),
         (Err(anyhow!("conflict")), Outcome::Error, &["add_rate_limited"]),
-        (
-            Ok(ReconcileResult::requeue_after(2 * MS)),
-            Outcome::RequeueAfter(2 * MS),
-            &["forget", "add_after(2ms)"],
-        ),
+        (Ok(ReconcileResult::requeue_after(2 * MS)), Outcome::RequeueAfter(2 * MS), &["forget", "add_after(2ms)"]),
         (Ok(ReconcileResult { requeue: true, ..Default::default() }), Outcome::Requeue, &["add_rate_limited"]),
         (Ok(ReconcileResult::done()), Outcome::Success, &["forget"]),
     ];
@@ -594,9 +592,8 @@ async fn reconciliation_timeout_turns_a_hang_into_a_retried_error() {
 #[tokio::test(start_paused = true)]
 async fn start_returns_when_the_queue_is_shut_down_elsewhere() {
     let (queue, _limiter) = Recorder::new();
-    let c = std::sync::Arc::new(Controller::new(queue.clone(), |_key: &'static str| async {
-        Ok(ReconcileResult::done())
-    }));
+    let c =
+        std::sync::Arc::new(Controller::new(queue.clone(), |_key: &'static str| async { Ok(ReconcileResult::done()) }));
     let (_events, source) = tokio::sync::mpsc::channel::<&'static str>(1);
     queue.q.shut_down();
     let finished = tokio::time::timeout(Duration::from_secs(60), c.start(source, std::future::pending())).await;

@@ -11,8 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use faithful_workqueue::default_rate_limiters::{
-    ItemExponentialFailureRateLimiter, ItemFastSlowRateLimiter, MaxOfRateLimiter, RateLimiter,
-    WithMaxWaitRateLimiter,
+    ItemExponentialFailureRateLimiter, ItemFastSlowRateLimiter, MaxOfRateLimiter, RateLimiter, WithMaxWaitRateLimiter,
 };
 
 const MS: Duration = Duration::from_millis(1);

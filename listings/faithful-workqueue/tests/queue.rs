@@ -81,11 +81,7 @@ async fn test_basic() {
                 tokio::spawn(async move {
                     loop {
                         let item = q.get().await;
-                        assert_ne!(
-                            item,
-                            Some(Any::Str("added after shutdown!")),
-                            "Got an item added after shutdown."
-                        );
+                        assert_ne!(item, Some(Any::Str("added after shutdown!")), "Got an item added after shutdown.");
                         let Some(item) = item else { return };
                         tokio::time::sleep(Duration::from_millis(3)).await;
                         q.done(&item);
@@ -266,10 +262,7 @@ async fn test_queue_drainage_using_shut_down_with_drain() {
     // This is done as to simulate a sequence of events where ShutDownWithDrain
     // is called before we start marking all items as done - thus simulating a
     // drain where we wait for all items to finish processing.
-    wait_forever_test_timeout("get until shutdown", async {
-        while q.get().await.is_some() {}
-    })
-    .await;
+    wait_forever_test_timeout("get until shutdown", async { while q.get().await.is_some() {} }).await;
 
     // ShutDownWithDrain must still be waiting: two items are processing.
     tokio::task::yield_now().await;
@@ -322,10 +315,7 @@ async fn test_force_queue_shutdown_using_shut_down() {
 
     // This is done as to simulate a sequence of events where ShutDownWithDrain
     // is called before ShutDown
-    wait_forever_test_timeout("get until shutdown", async {
-        while q.get().await.is_some() {}
-    })
-    .await;
+    wait_forever_test_timeout("get until shutdown", async { while q.get().await.is_some() {} }).await;
 
     // Use ShutDown to force the queue to shut down (simulating a caller
     // which can invoke this function on a second SIGTERM/SIGINT)
@@ -351,10 +341,7 @@ async fn test_queue_drainage_using_shut_down_with_drain_with_dirty_item() {
     });
 
     // Ensure that ShutDownWithDrain has started and is blocked.
-    wait_forever_test_timeout("get until shutdown", async {
-        while q.get().await.is_some() {}
-    })
-    .await;
+    wait_forever_test_timeout("get until shutdown", async { while q.get().await.is_some() {} }).await;
 
     // Finish "working".
     q.done(&gotten);

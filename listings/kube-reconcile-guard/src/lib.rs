@@ -391,7 +391,9 @@ where
                     Ok(fut) => {
                         let caught = AssertUnwindSafe(fut).catch_unwind();
                         let caught = match shared.timeout {
-                            Some(limit) => tokio::time::timeout(limit, caught).await.map_err(|_| Failure::TimedOut(limit)),
+                            Some(limit) => {
+                                tokio::time::timeout(limit, caught).await.map_err(|_| Failure::TimedOut(limit))
+                            }
                             None => Ok(caught.await),
                         };
                         match caught {

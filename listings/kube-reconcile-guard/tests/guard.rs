@@ -9,10 +9,10 @@ use std::time::Duration;
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::core::ObjectMeta;
+use kube::runtime::applier;
 use kube::runtime::controller::{Action, Config};
 use kube::runtime::reflector::{self, ObjectRef};
 use kube::runtime::watcher::Event;
-use kube::runtime::applier;
 use kube_reconcile_guard::{Backoff, Failure, Guard, GuardError, error_policy};
 use tokio::time::Instant;
 

@@ -55,9 +55,7 @@ async fn main() {
     let rows: [(&str, Outcome); 5] = [
         ("plain error", || Err(anyhow!("connection refused"))),
         ("TerminalError", || Err(terminal_error(invalid_spec()))),
-        ("TerminalError + .context()", || {
-            Err(terminal_error(invalid_spec())).context("reconciling default/web")
-        }),
+        ("TerminalError + .context()", || Err(terminal_error(invalid_spec())).context("reconciling default/web")),
         ("TerminalError as source() of an error", || {
             Err(anyhow::Error::new(ScaleError { cause: TerminalError::new(invalid_spec()) }))
         }),

@@ -38,10 +38,7 @@ fn print_table(title: &str, limiter: &dyn RateLimiter<&'static str>) {
 #[tokio::main(flavor = "current_thread", start_paused = true)]
 async fn main() {
     // ANCHOR: limiters
-    print_table(
-        "exponential 5ms..1000s (default with the priority queue)",
-        &priority_queue_default_rate_limiter(),
-    );
+    print_table("exponential 5ms..1000s (default with the priority queue)", &priority_queue_default_rate_limiter());
     println!();
     print_table(
         "DefaultTypedControllerRateLimiter, max of exponential 5ms..1000s and a 10 qps / 100 burst bucket",

@@ -31,7 +31,13 @@ struct Curve {
 /// Asks `limiter` for the delay of failures 1..=22 of one object.
 fn curve(limiter: &dyn RateLimiter<&'static str>) -> Curve {
     let delays: Vec<Duration> = (0..FAILURES).map(|_| limiter.when(&"default/web")).collect();
-    let cumulative = delays.iter().scan(Duration::ZERO, |sum, d| { *sum += *d; Some(*sum) }).collect();
+    let cumulative = delays
+        .iter()
+        .scan(Duration::ZERO, |sum, d| {
+            *sum += *d;
+            Some(*sum)
+        })
+        .collect();
     Curve { delays, cumulative }
 }
 // ANCHOR_END: measure
@@ -63,23 +69,41 @@ fn main() {
         let d = Duration::from_secs_f64(10f64.powi(decade));
         let yy = y(d);
         writeln!(svg, r##"<line x1="{LEFT}" x2="{RIGHT}" y1="{yy:.1}" y2="{yy:.1}" stroke="#ddd"/>"##).unwrap();
-        writeln!(svg, r#"<text x="{}" y="{:.1}" text-anchor="end">{}</text>"#, LEFT - 6.0, yy + 4.0, GoDuration(d)).unwrap();
+        writeln!(svg, r#"<text x="{}" y="{:.1}" text-anchor="end">{}</text>"#, LEFT - 6.0, yy + 4.0, GoDuration(d))
+            .unwrap();
     }
     for failure in [1, 4, 8, 12, 16, 19, 22] {
-        writeln!(svg, r#"<text x="{:.1}" y="{}" text-anchor="middle">#{failure}</text>"#, x(failure), BOTTOM + 18.0).unwrap();
+        writeln!(svg, r#"<text x="{:.1}" y="{}" text-anchor="middle">#{failure}</text>"#, x(failure), BOTTOM + 18.0)
+            .unwrap();
     }
-    writeln!(svg, r#"<text x="{}" y="{}" text-anchor="middle">failure</text>"#, (LEFT + RIGHT) / 2.0, BOTTOM + 40.0).unwrap();
+    writeln!(svg, r#"<text x="{}" y="{}" text-anchor="middle">failure</text>"#, (LEFT + RIGHT) / 2.0, BOTTOM + 40.0)
+        .unwrap();
     writeln!(svg, r##"<line x1="{LEFT}" x2="{LEFT}" y1="{TOP}" y2="{BOTTOM}" stroke="#333"/>"##).unwrap();
     writeln!(svg, r##"<line x1="{LEFT}" x2="{RIGHT}" y1="{BOTTOM}" y2="{BOTTOM}" stroke="#333"/>"##).unwrap();
     // The cap, and the failure that first reaches it.
     let cx = x(first_capped);
-    writeln!(svg, r##"<line x1="{cx:.1}" x2="{cx:.1}" y1="{TOP}" y2="{BOTTOM}" stroke="#c00" stroke-dasharray="4 4"/>"##).unwrap();
-    writeln!(svg, r##"<text x="{:.1}" y="{:.1}" fill="#c00" text-anchor="end">cap {} first reached at #{first_capped}</text>"##, cx - 6.0, y(CAP) - 8.0, GoDuration(CAP)).unwrap();
+    writeln!(
+        svg,
+        r##"<line x1="{cx:.1}" x2="{cx:.1}" y1="{TOP}" y2="{BOTTOM}" stroke="#c00" stroke-dasharray="4 4"/>"##
+    )
+    .unwrap();
+    writeln!(
+        svg,
+        r##"<text x="{:.1}" y="{:.1}" fill="#c00" text-anchor="end">cap {} first reached at #{first_capped}</text>"##,
+        cx - 6.0,
+        y(CAP) - 8.0,
+        GoDuration(CAP)
+    )
+    .unwrap();
     // Both limiters; the dashed one lies on top of the solid one.
     polyline(&mut svg, &exponential.delays, r##"stroke="#1f77b4" stroke-width="3""##);
     polyline(&mut svg, &exponential.cumulative, r##"stroke="#ff7f0e" stroke-width="3""##);
     polyline(&mut svg, &controller_default.delays, r##"stroke="#0b3d66" stroke-width="1.5" stroke-dasharray="6 4""##);
-    polyline(&mut svg, &controller_default.cumulative, r##"stroke="#7a3d00" stroke-width="1.5" stroke-dasharray="6 4""##);
+    polyline(
+        &mut svg,
+        &controller_default.cumulative,
+        r##"stroke="#7a3d00" stroke-width="1.5" stroke-dasharray="6 4""##,
+    );
     let legend = [
         ("#1f77b4", "", "delay, exponential 5ms..1000s (priority queue default)"),
         ("#ff7f0e", "", "cumulative, exponential 5ms..1000s"),
@@ -88,7 +112,13 @@ fn main() {
     ];
     for (i, (color, dash, label)) in legend.iter().enumerate() {
         let ly = TOP + 8.0 + 16.0 * i as f64;
-        writeln!(svg, r#"<line x1="{}" x2="{}" y1="{ly}" y2="{ly}" stroke="{color}" stroke-width="2"{dash}/>"#, LEFT + 12.0, LEFT + 40.0).unwrap();
+        writeln!(
+            svg,
+            r#"<line x1="{}" x2="{}" y1="{ly}" y2="{ly}" stroke="{color}" stroke-width="2"{dash}/>"#,
+            LEFT + 12.0,
+            LEFT + 40.0
+        )
+        .unwrap();
         writeln!(svg, r#"<text x="{}" y="{}">{label}</text>"#, LEFT + 46.0, ly + 4.0).unwrap();
     }
     svg.push_str("</svg>\n");

@@ -39,10 +39,9 @@ async fn reconcile(key: Key, attempt: usize) -> anyhow::Result<ReconcileResult> 
     let first = attempt == 1;
     let (shown, outcome) = match key {
         "fail" if first => ("error: connection refused", Err(anyhow!("connection refused"))),
-        "terminal" => (
-            "terminal error: spec.replicas must be >= 0",
-            Err(terminal_error(anyhow!("spec.replicas must be >= 0"))),
-        ),
+        "terminal" => {
+            ("terminal error: spec.replicas must be >= 0", Err(terminal_error(anyhow!("spec.replicas must be >= 0"))))
+        }
         "later" if first => ("requeue after 30ms", Ok(ReconcileResult::requeue_after(Duration::from_millis(30)))),
         "boom" if first => {
             println!("reconcile {key:?} #{attempt} -> panic");

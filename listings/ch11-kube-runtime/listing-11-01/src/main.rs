@@ -13,10 +13,10 @@ use futures::channel::mpsc;
 use futures::future::BoxFuture;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::core::ObjectMeta;
+use kube::runtime::applier;
 use kube::runtime::controller::{Action, Config};
 use kube::runtime::reflector::{self, ObjectRef};
 use kube::runtime::watcher::Event;
-use kube::runtime::applier;
 use tokio::time::{Instant, sleep_until};
 
 #[derive(Debug)]

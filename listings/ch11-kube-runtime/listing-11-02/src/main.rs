@@ -13,10 +13,10 @@ use futures::channel::mpsc;
 use futures::future::BoxFuture;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::core::ObjectMeta;
+use kube::runtime::applier;
 use kube::runtime::controller::{Action, Config};
 use kube::runtime::reflector::{self, ObjectRef};
 use kube::runtime::watcher::Event;
-use kube::runtime::applier;
 use tokio::time::{Instant, sleep_until};
 
 #[derive(Debug)]
@@ -142,9 +142,27 @@ async fn main() {
     let twenty = Some(Duration::from_secs(20));
     for s in [
         Scenario { title: "A. one object stalls", concurrency: 0, timeout: None, triggers: stall, close_at: 40 },
-        Scenario { title: "B. the whole controller stalls", concurrency: 1, timeout: None, triggers: frozen, close_at: 40 },
-        Scenario { title: "C. A with a reconcile timeout", concurrency: 0, timeout: twenty, triggers: stall, close_at: 45 },
-        Scenario { title: "D. B with a reconcile timeout", concurrency: 1, timeout: twenty, triggers: frozen, close_at: 45 },
+        Scenario {
+            title: "B. the whole controller stalls",
+            concurrency: 1,
+            timeout: None,
+            triggers: frozen,
+            close_at: 40,
+        },
+        Scenario {
+            title: "C. A with a reconcile timeout",
+            concurrency: 0,
+            timeout: twenty,
+            triggers: stall,
+            close_at: 45,
+        },
+        Scenario {
+            title: "D. B with a reconcile timeout",
+            concurrency: 1,
+            timeout: twenty,
+            triggers: frozen,
+            close_at: 45,
+        },
     ] {
         run(&s).await;
     }

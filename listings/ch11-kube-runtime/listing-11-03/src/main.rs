@@ -100,7 +100,9 @@ async fn run(title: &str, catch: bool, later_applies: &[u64], close_at: u64) {
     let task = tokio::spawn(run.for_each(|_| async {}));
     // ANCHOR_END: controller
 
-    for event in [Event::Init, Event::InitApply(configmap("cm-good")), Event::InitApply(configmap("cm-panic")), Event::InitDone] {
+    for event in
+        [Event::Init, Event::InitApply(configmap("cm-good")), Event::InitApply(configmap("cm-panic")), Event::InitDone]
+    {
         events.unbounded_send(Ok(event)).unwrap();
     }
     let mut undelivered = Vec::new();

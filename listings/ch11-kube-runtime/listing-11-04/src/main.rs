@@ -12,10 +12,10 @@ use futures::StreamExt;
 use futures::channel::mpsc;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::core::ObjectMeta;
+use kube::runtime::applier;
 use kube::runtime::controller::{Action, Config, Error};
 use kube::runtime::reflector::{self, ObjectRef};
 use kube::runtime::watcher::Event;
-use kube::runtime::applier;
 use kube_reconcile_guard::{Guard, error_policy};
 use tokio::time::{Instant, sleep_until};
 
@@ -43,7 +43,10 @@ type Attempts = Arc<Mutex<Vec<Instant>>>;
 /// Runs an always-failing `web` through the guarded applier, with one trigger
 /// at each of `triggers` (seconds from the start), until `stop`. Returns the
 /// attempt times and, for each failure, the count and backoff the guard chose.
-async fn run(triggers: &[Duration], stop: impl Fn(usize, Duration) -> bool) -> (Vec<Instant>, Vec<(u32, Duration)>, Instant) {
+async fn run(
+    triggers: &[Duration],
+    stop: impl Fn(usize, Duration) -> bool,
+) -> (Vec<Instant>, Vec<(u32, Duration)>, Instant) {
     let (reader, mut writer) = reflector::store::<ConfigMap>();
     writer.apply_watcher_event(&Event::Init);
     writer.apply_watcher_event(&Event::InitApply(configmap("web")));
@@ -110,13 +113,14 @@ async fn main() {
     let before = at.iter().filter(|t| **t < nudge).count();
     let (count, wait) = chosen[before - 1];
     let due = at[before - 1] + wait;
-    println!("a trigger at {}, during the {} wait after failure #{count} (retry due at {})", GoDuration(nudge), GoDuration(wait), GoDuration(due));
-    let (next_count, next_wait) = chosen[before];
     println!(
-        "reconciled at {}: failure #{next_count}, retry in {}",
-        GoDuration(at[before]),
-        GoDuration(next_wait)
+        "a trigger at {}, during the {} wait after failure #{count} (retry due at {})",
+        GoDuration(nudge),
+        GoDuration(wait),
+        GoDuration(due)
     );
+    let (next_count, next_wait) = chosen[before];
+    println!("reconciled at {}: failure #{next_count}, retry in {}", GoDuration(at[before]), GoDuration(next_wait));
     let ran_at_due = at.contains(&due);
     println!(
         "next reconcile at {}; at {}: {}",

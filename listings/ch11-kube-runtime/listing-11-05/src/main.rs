@@ -134,7 +134,9 @@ where
         calls.record(&name(&obj));
         reconcile(obj, calls)
     };
-    let task = tokio::spawn(controller.run(recorded, <GuardOrFixed as Policy<F::Error>>::policy, calls.clone()).for_each(|_| async {}));
+    let task = tokio::spawn(
+        controller.run(recorded, <GuardOrFixed as Policy<F::Error>>::policy, calls.clone()).for_each(|_| async {}),
+    );
     for event in [Event::Init, Event::InitApply(configmap("cm-panic")), Event::InitDone] {
         events.unbounded_send(Ok(event)).unwrap();
     }
@@ -333,18 +335,14 @@ async fn go_column() -> BTreeMap<&'static str, String> {
     sleep(secs(1)).await;
     let (count, len) = (queue.num_requeues(&"obj"), queue.len());
     queue.forget(&"obj");
-    cells.insert(
-        "forget",
-        format!("count {count}->{}, Len {len}->{}", queue.num_requeues(&"obj"), queue.len()),
-    );
+    cells.insert("forget", format!("count {count}->{}, Len {len}->{}", queue.num_requeues(&"obj"), queue.len()));
     cells
 }
 
 async fn kube_column(guarded: bool) -> BTreeMap<&'static str, String> {
     let mut cells = BTreeMap::new();
-    let guard = || {
-        Guard::<ConfigMap, Oops>::builder().timeout(secs(20)).terminal_if(|e: &Oops| e.0 == "invalid spec").build()
-    };
+    let guard =
+        || Guard::<ConfigMap, Oops>::builder().timeout(secs(20)).terminal_if(|e: &Oops| e.0 == "invalid spec").build();
     let cfg = Config::default;
     macro_rules! run {
         ($objects:expr, $triggers:expr, $config:expr, $reconcile:expr, $horizon:expr) => {
@@ -374,7 +372,8 @@ async fn kube_column(guarded: bool) -> BTreeMap<&'static str, String> {
     );
     // ANCHOR_END: kube
 
-    let calls = run!(&["cm-hang", "cm-ok"], &[(0, "cm-hang"), (1, "cm-ok")], cfg().concurrency(1), hang_or_requeue, secs(60));
+    let calls =
+        run!(&["cm-hang", "cm-ok"], &[(0, "cm-hang"), (1, "cm-ok")], cfg().concurrency(1), hang_or_requeue, secs(60));
     cells.insert(
         "frozen",
         match calls.of("cm-ok").first() {
@@ -424,10 +423,8 @@ async fn main() {
     let kube = kube_column(false).await;
     let guarded = kube_column(true).await;
     let header = ["situation", "client-go / controller-runtime", "kube-runtime", "kube-runtime + guard"];
-    let rows: Vec<[String; 4]> = ROWS
-        .iter()
-        .map(|(k, label)| [label.to_string(), go[k].clone(), kube[k].clone(), guarded[k].clone()])
-        .collect();
+    let rows: Vec<[String; 4]> =
+        ROWS.iter().map(|(k, label)| [label.to_string(), go[k].clone(), kube[k].clone(), guarded[k].clone()]).collect();
     let mut width = header.map(str::len);
     for row in &rows {
         for (w, cell) in width.iter_mut().zip(row) {
@@ -444,5 +441,8 @@ async fn main() {
         line(row.each_ref().map(String::as_str));
     }
     println!();
-    println!("kube-runtime's error policy: requeue({}); the guard: 5ms doubling to 1000s, timeout 20s", GoDuration(FIXED));
+    println!(
+        "kube-runtime's error policy: requeue({}); the guard: 5ms doubling to 1000s, timeout 20s",
+        GoDuration(FIXED)
+    );
 }

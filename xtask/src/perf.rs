@@ -22,8 +22,9 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use crate::{Result, cargo, root, run};
 
-/// Measurements per cell; the table shows their median.
-const REPS: usize = 5;
+/// Measurements per cell; the table shows their median, and the range of
+/// the ratios of the runs made side by side. An odd number, for the median.
+const REPS: usize = 11;
 
 /// A measurement process that runs longer than this has hung.
 const TIMEOUT: Duration = Duration::from_secs(60);
@@ -64,13 +65,19 @@ impl Sample {
     }
 }
 
-/// The medians of one row, and what the floor counted per op.
+/// The medians of one row, the spread of its ratios, and what the floor
+/// counted per op.
 struct Row {
     name: &'static str,
     what: &'static str,
     go: f64,
     rust: f64,
     floor: f64,
+    /// The lowest and highest Rust/Go of the repetitions, each Rust run
+    /// against the Go run of its own repetition.
+    rust_over_go_range: (f64, f64),
+    /// Likewise floor/Rust.
+    floor_over_rust_range: (f64, f64),
     floor_counts: String,
 }
 
@@ -87,6 +94,20 @@ impl Row {
     fn near_floor(&self) -> bool {
         self.floor_over_rust() <= 2.0
     }
+    /// Some runs meet a target and others miss it: the verdict is noise.
+    fn straddles_a_target(&self) -> bool {
+        let (lo, hi) = self.rust_over_go_range;
+        let (flo, fhi) = self.floor_over_rust_range;
+        (lo < 2.0 && hi >= 2.0) || (flo <= 2.0 && fhi > 2.0)
+    }
+}
+
+/// The lowest and highest of `a[i] / b[i]` over the repetitions.
+fn ratio_range(a: &[Sample], b: &[Sample]) -> (f64, f64) {
+    a.iter()
+        .zip(b)
+        .map(|(a, b)| a.ops_per_s() / b.ops_per_s())
+        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), r| (lo.min(r), hi.max(r)))
 }
 
 pub fn perf(args: &[String]) -> Result {
@@ -135,7 +156,16 @@ pub fn perf(args: &[String]) -> Result {
                 mismatches.push(format!("{name}: the floor did {} ops, Rust {}", f.ops, rust[0].ops));
             }
         }
-        let row = Row { name, what, go: median(go), rust: median(rust), floor: median(floor), floor_counts };
+        let row = Row {
+            name,
+            what,
+            go: median(go),
+            rust: median(rust),
+            floor: median(floor),
+            rust_over_go_range: ratio_range(rust, go),
+            floor_over_rust_range: ratio_range(floor, rust),
+            floor_counts,
+        };
         eprintln!(
             "xtask: perf {name}: Go {}, Rust {}, floor {} ops/s (medians of {REPS})",
             si(row.go),
@@ -322,18 +352,21 @@ fn cores() -> usize {
 
 fn report(rows: &[Row], facts: &Facts) -> String {
     let mut out = String::new();
-    out.push_str("| workload | Go ops/s | Rust ops/s | Rust/Go | floor ops/s | floor/Rust | targets |\n");
+    out.push_str("| workload | Go ops/s | Rust ops/s | Rust/Go (runs) | floor ops/s | floor/Rust (runs) | targets |\n");
     out.push_str("|---|---:|---:|---:|---:|---:|---|\n");
     for r in rows {
         let met = |ok: bool| if ok { "met" } else { "not met" };
+        let range = |(lo, hi): (f64, f64)| format!("{lo:.2}–{hi:.2}");
         out.push_str(&format!(
-            "| `{}` | {} | {} | {:.2}× | {} | {:.2}× | ≥ 2× Go: {}; within 2× of floor: {} |\n",
+            "| `{}` | {} | {} | {:.2}× ({}) | {} | {:.2}× ({}) | ≥ 2× Go: {}; within 2× of floor: {} |\n",
             r.name,
             si(r.go),
             si(r.rust),
             r.rust_over_go(),
+            range(r.rust_over_go_range),
             si(r.floor),
             r.floor_over_rust(),
+            range(r.floor_over_rust_range),
             met(r.fast_enough()),
             met(r.near_floor()),
         ));
@@ -370,8 +403,16 @@ fn report(rows: &[Row], facts: &Facts) -> String {
             out.push_str(&format!("Not met: Rust within 2× of the floor on {}.\n", list(&far)));
         }
     }
+    let noisy: Vec<&str> = rows.iter().filter(|r| r.straddles_a_target()).map(|r| r.name).collect();
+    if !noisy.is_empty() {
+        out.push_str(&format!(
+            "On {} some runs meet a target that others miss: that verdict is within this machine's noise.\n",
+            list(&noisy)
+        ));
+    }
     out.push_str(&format!(
-        "\nMedians of {REPS} runs per cell, Go, Rust and floor interleaved, one process each. \
+        "\nMedians of {REPS} runs per cell, Go, Rust and floor interleaved, one process each; \
+         (runs): the lowest and highest ratio of the runs made side by side. \
          Machine: {}; Go {} with GOMAXPROCS={}; {} with {} tokio worker threads.\n",
         facts.machine(),
         facts.go_version,
@@ -456,6 +497,14 @@ mod tests {
         assert!(parse_sample("burst\t1000\t2000\t10\t00", "priority").is_none());
         let line = r#"{"reason":"compiler-artifact","executable":"/t/release/workqueue-perf","fresh":true}"#;
         assert_eq!(json_string(line, "executable").as_deref(), Some("/t/release/workqueue-perf"));
+    }
+
+    #[test]
+    fn a_ratio_range_pairs_the_runs_of_one_repetition() {
+        let sample = |ops| Sample { ops, elapsed_ns: 1_000_000_000, handouts: 0, checksum: String::new() };
+        let rust = [sample(30), sample(10), sample(40)];
+        let go = [sample(10), sample(10), sample(10)];
+        assert_eq!(ratio_range(&rust, &go), (1.0, 4.0));
     }
 
     #[test]

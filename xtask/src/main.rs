@@ -5,7 +5,7 @@
 //! cargo xtask test [--no-cache]  every test: crate, listings, outputs, twins, lints, skeptic, mdbook test, browser
 //! cargo xtask book-test [ARGS]   only `mdbook test`, with the library path prepared
 //! cargo xtask browser-test       open every page of book/ in headless Chromium (after `book`)
-//! cargo xtask lint               clippy (warnings are errors), rustfmt, go vet and gofmt
+//! cargo xtask lint               clippy and rustdoc (warnings are errors), rustfmt, go vet, gofmt
 //! cargo xtask bless              rewrite stale committed outputs, then review `git diff`
 //! cargo xtask install-mdbook     install the pinned mdBook into .tools/
 //! cargo xtask perf [--readme]    Rust crate against client-go and controller-runtime, one table
@@ -170,14 +170,26 @@ fn test(policy: Policy) -> Result {
 
 /// Readers copy these crates and Go programs into their projects, so they
 /// must be free of the warnings their own tools would show them: clippy's
-/// default lints (as errors) over every target of the workspace, rustfmt,
-/// and `go vet` and `gofmt` over the Go module of the twins. Without Go the Go
+/// default lints (as errors) over every target of the workspace, rustdoc
+/// over the two library crates, rustfmt, and `go vet` and `gofmt` over the
+/// Go module of the twins. Without Go the Go
 /// half is skipped with a message, except under `CI=true`.
 fn lint() -> Result {
     ensure_component("clippy", "clippy")?;
     let mut clippy = cargo();
     clippy.args(["clippy", "--workspace", "--all-targets", "--locked", "--", "-D", "warnings"]);
     run(clippy, "clippy over the workspace, warnings as errors")?;
+
+    // The two crates readers depend on: their docs, private items included,
+    // must build without a warning (a broken intra-doc link is one). The
+    // guard picks no Kubernetes version itself; its own folder's
+    // .cargo/config.toml does that, which a build from here does not read.
+    let mut docs = cargo();
+    docs.args(["doc", "--no-deps", "--document-private-items", "--locked"])
+        .args(["-p", "faithful-workqueue", "-p", "kube-reconcile-guard"])
+        .env("RUSTDOCFLAGS", "-D warnings")
+        .env("K8S_OPENAPI_ENABLED_VERSION", "1.37");
+    run(docs, "rustdoc over faithful-workqueue and kube-reconcile-guard, warnings as errors")?;
 
     // rustfmt.toml sets the style. The compile-fail listing is outside the
     // workspace, so `cargo fmt` does not see it; rustfmt checks it by name.

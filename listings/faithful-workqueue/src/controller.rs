@@ -63,7 +63,7 @@ pub struct Options {
     /// reconciler return; a Rust future is cancelled by dropping it, and the
     /// controller then reports a timeout error.
     pub reconciliation_timeout: Option<Duration>,
-    /// How many workers [`Controller::run`] starts. 1 by default.
+    /// How many workers [`Controller::start`] starts. 1 by default.
     pub max_concurrent_reconciles: usize,
 }
 

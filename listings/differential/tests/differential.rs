@@ -225,13 +225,9 @@ fn the_go_replayer_gives_the_known_answers_for_the_priority_queue() {
     assert!(scripts.iter().all(|s| s.queue == QueueKind::Priority));
 }
 
-#[test]
-fn a_planted_bug_is_caught_and_shrunk() {
-    let Some(go) = go_replayer() else { return };
-    let fault = Some(Fault::ForgetAlsoDone);
-    let generated = generate_all(DEFAULT_SEED, 500, fault);
-    let report = check(go, DEFAULT_SEED, &generated, fault).expect_err("forget-as-done must diverge from Go");
-    eprintln!("differential: the planted bug (forget also calls done) is reported as:\n{report}");
+/// The shrunk script a divergence report prints (the indented lines after
+/// `script (`), as lines and parsed.
+fn shrunk_script(report: &str) -> (Vec<&str>, Script) {
     let listing: Vec<&str> = report
         .lines()
         .skip_while(|l| !l.starts_with("script ("))
@@ -240,6 +236,17 @@ fn a_planted_bug_is_caught_and_shrunk() {
         .map(str::trim)
         .collect();
     let shrunk = parse_scripts(&listing.join("\n")).unwrap().remove(0);
+    (listing, shrunk)
+}
+
+#[test]
+fn a_planted_bug_is_caught_and_shrunk() {
+    let Some(go) = go_replayer() else { return };
+    let fault = Some(Fault::ForgetAlsoDone);
+    let generated = generate_all(DEFAULT_SEED, 500, fault);
+    let report = check(go, DEFAULT_SEED, &generated, fault).expect_err("forget-as-done must diverge from Go");
+    eprintln!("differential: the planted bug (forget also calls done) is reported as:\n{report}");
+    let (listing, shrunk) = shrunk_script(&report);
     assert!(shrunk.ops.len() <= 5, "not shrunk enough:\n{report}");
     assert!(listing.iter().any(|l| l.starts_with("forget ")), "{report}");
     assert!(report.contains("<-- first difference"), "{report}");
@@ -252,14 +259,7 @@ fn a_planted_bug_in_the_priority_queue_is_caught_and_shrunk() {
     let generated = generate_all_pq(DEFAULT_SEED, 500, fault);
     let report = check(go, DEFAULT_SEED, &generated, fault).expect_err("forget-as-done must diverge from Go");
     eprintln!("differential: the planted pq bug (forget also calls done) is reported as:\n{report}");
-    let listing: Vec<&str> = report
-        .lines()
-        .skip_while(|l| !l.starts_with("script ("))
-        .skip(1)
-        .take_while(|l| l.starts_with("    "))
-        .map(str::trim)
-        .collect();
-    let shrunk = parse_scripts(&listing.join("\n")).unwrap().remove(0);
+    let (listing, shrunk) = shrunk_script(&report);
     assert_eq!(shrunk.queue, QueueKind::Priority, "{report}");
     assert!(shrunk.ops.len() <= 6, "not shrunk enough:\n{report}");
     assert!(listing.iter().any(|l| l.starts_with("forget ")), "{report}");

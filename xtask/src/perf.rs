@@ -227,7 +227,7 @@ fn build_go() -> Result<PathBuf> {
         .arg("./perf/go")
         .env("GOFLAGS", "-mod=readonly -buildvcs=false")
         .env("GOTOOLCHAIN", "local");
-    run(cmd, "go build ./perf/go (client-go v0.37.2, controller-runtime v0.25.2) into target/perf/")
+    run(cmd, "go build ./perf/go (client-go v0.37.2, controller-runtime v0.25.3) into target/perf/")
         .map_err(|e| format!("{e}; the Go side needs Go 1.26 on PATH and the Go module proxy"))?;
     Ok(bin)
 }

@@ -14,7 +14,7 @@
 //! | [`reconcile`] | controller-runtime `pkg/reconcile/reconcile.go` |
 //! | [`controller`] | controller-runtime `pkg/internal/controller/controller.go` |
 //!
-//! Checked against client-go v0.37.2 and controller-runtime v0.25.2. Names are
+//! Checked against client-go v0.37.2 and controller-runtime v0.25.3. Names are
 //! upstream's in snake_case (`add_rate_limited`, `num_requeues`,
 //! `shut_down_with_drain`). Beside the Go-shaped `get`/`done` pair, every
 //! queue also hands out a [`queue::Lease`] whose `Drop` calls `done`.

@@ -1,4 +1,4 @@
-//! The reconcile switch of controller-runtime v0.25.2
+//! The reconcile switch of controller-runtime v0.25.3
 //! (`pkg/internal/controller/controller.go`, `reconcileHandler` and
 //! `processNextWorkItem`), tested against this port's `Controller`, on tokio's
 //! paused clock.

@@ -1,4 +1,4 @@
-//! Port of controller-runtime v0.25.2
+//! Port of controller-runtime v0.25.3
 //! `pkg/controller/priorityqueue/priorityqueue_test.go`, scenario by scenario,
 //! with upstream's expected values, on tokio's paused clock.
 //!

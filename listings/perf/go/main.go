@@ -1,7 +1,7 @@
 // Command perf is the Go side of `cargo xtask perf`: the workloads of
 // listings/perf/src/main.rs (whose doc comment defines them; this file mirrors
 // it line for line), run against the real client-go v0.37.2 work queue and
-// delaying queue and controller-runtime v0.25.2's priority queue.
+// delaying queue and controller-runtime v0.25.3's priority queue.
 //
 //	go build -o ../target/perf/go-workqueue-perf ./perf/go   # from listings/
 //	go-workqueue-perf [--smoke] [--workload NAME]

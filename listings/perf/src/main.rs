@@ -1,5 +1,5 @@
 //! `workqueue-perf`: the Rust side of `cargo xtask perf`, which runs the same
-//! workloads against the real client-go v0.37.2 and controller-runtime v0.25.2
+//! workloads against the real client-go v0.37.2 and controller-runtime v0.25.3
 //! (`listings/perf/go/main.go`, a mirror of this file) and prints one table.
 //!
 //! # Usage

@@ -1,20 +1,25 @@
 // The chapter's comparison, as observed: each situation runs briefly on
-// tokio's paused clock, against faithful-workqueue (the client-go /
-// controller-runtime column), the real kube-runtime applier and Controller,
-// and kube-runtime with kube-reconcile-guard. Every cell is built from what
-// the run recorded.
+// tokio's paused clock, against faithful-workqueue (controller-runtime on
+// client-go's rate-limiting queue, and on its default priority queue), the
+// real kube-runtime applier and Controller, and kube-runtime with
+// kube-reconcile-guard. Every cell is built from what the run recorded.
 
 use std::collections::BTreeMap;
 use std::convert::Infallible;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::anyhow;
 use faithful_workqueue::controller::Controller as GoController;
-use faithful_workqueue::default_rate_limiters::priority_queue_default_rate_limiter;
+use faithful_workqueue::default_rate_limiters::{
+    default_typed_controller_rate_limiter, priority_queue_default_rate_limiter,
+};
 use faithful_workqueue::go_duration::GoDuration;
-use faithful_workqueue::queue::Queue;
-use faithful_workqueue::rate_limiting_queue::RateLimitingQueue;
+use faithful_workqueue::priorityqueue::{PriorityInterface, PriorityQueue};
+use faithful_workqueue::rate_limiting_queue::{
+    DelayingInterface as _, Interface as _, RateLimitingInterface as _, RateLimitingQueue,
+};
 use faithful_workqueue::reconcile::{ReconcileResult, terminal_error};
 use futures::channel::mpsc;
 use futures::future::BoxFuture;
@@ -200,6 +205,18 @@ fn slow_first(obj: Arc<ConfigMap>, calls: Arc<Calls>) -> Fut<Oops> {
     })
 }
 
+/// The first reconcile takes 10s and asks to be requeued in 60s; later ones succeed.
+fn slow_first_requeue(obj: Arc<ConfigMap>, calls: Arc<Calls>) -> Fut<Oops> {
+    let first = calls.of(&name(&obj)).len() == 1;
+    Box::pin(async move {
+        if first {
+            sleep(secs(10)).await;
+            return Ok(Action::requeue(secs(60)));
+        }
+        Ok(Action::await_change())
+    })
+}
+
 fn hang_or_requeue(obj: Arc<ConfigMap>, _: Arc<Calls>) -> Fut<Oops> {
     let hang = name(&obj) == "cm-hang";
     Box::pin(async move {
@@ -244,12 +261,16 @@ fn flaky_after_ok(at: &[Duration]) -> (Duration, Duration) {
     (at[1] - at[0], at[4] - at[3])
 }
 
-async fn go_column() -> BTreeMap<&'static str, String> {
+/// The controller-runtime columns: the same situations on `queue()`, a fresh
+/// queue per situation (client-go's rate-limiting queue, or the priority queue).
+async fn go_column<Q: PriorityInterface<&'static str> + Clone>(
+    queue: impl Fn() -> Q,
+) -> BTreeMap<&'static str, String> {
     let mut cells = BTreeMap::new();
 
     // ANCHOR: client_go
     // Dirty while processing: three adds while the key is held.
-    let q: Queue<&str> = Queue::new();
+    let q = queue();
     q.add("obj");
     let key = q.get().await.unwrap();
     for _ in 0..3 {
@@ -260,25 +281,51 @@ async fn go_column() -> BTreeMap<&'static str, String> {
     let after = q.len();
     cells.insert("dirty", format!("{} adds: Len {while_held}, then {after} run after Done", 3));
 
+    // A trigger while the key is held, then the reconcile asks for RequeueAfter(60s).
+    let q = queue();
+    let start = Instant::now();
+    let runs: Arc<Mutex<Vec<Duration>>> = Arc::default();
+    let r = runs.clone();
+    let c = GoController::new(q.clone(), move |_: &'static str| {
+        let first = r.lock().unwrap().is_empty();
+        r.lock().unwrap().push(start.elapsed());
+        async move {
+            if first {
+                sleep(secs(10)).await;
+                return Ok(ReconcileResult::requeue_after(secs(60)));
+            }
+            Ok(ReconcileResult::done())
+        }
+    });
+    q.add("obj");
+    let trigger = async {
+        sleep(secs(2)).await;
+        q.add("obj");
+    };
+    let _ =
+        timeout(secs(120), futures::future::join(trigger, async { while c.process_next_work_item().await {} })).await;
+    cells.insert("requeue", runs_at(&runs.lock().unwrap()));
+    // ANCHOR_END: client_go
+
     // The stall: Get without Done.
-    let q: Queue<&str> = Queue::new();
+    let q = queue();
     q.add("obj");
     let _held = q.get().await.unwrap();
     q.add("obj");
     q.add("other");
     let other = q.get().await;
     let again = timeout(secs(60), q.get()).await;
+    q.shut_down();
     cells.insert(
         "stall",
         format!("no Done: obj {}, {} runs", if again.is_err() { "never again" } else { "again" }, other.unwrap()),
     );
-    // ANCHOR_END: client_go
 
     // One worker, a reconcile that never returns.
-    let queue = RateLimitingQueue::new(priority_queue_default_rate_limiter());
+    let q = queue();
     let seen: Arc<Mutex<Vec<&str>>> = Arc::default();
     let s = seen.clone();
-    let c = GoController::new(queue.clone(), move |key: &'static str| {
+    let c = GoController::new(q.clone(), move |key: &'static str| {
         s.lock().unwrap().push(key);
         async move {
             if key == "hang" {
@@ -287,32 +334,32 @@ async fn go_column() -> BTreeMap<&'static str, String> {
             Ok(ReconcileResult::done())
         }
     });
-    queue.add("hang");
-    queue.add("ok");
+    q.add("hang");
+    q.add("ok");
     let _ = timeout(secs(60), async { while c.process_next_work_item().await {} }).await;
     let ok_ran = seen.lock().unwrap().contains(&"ok");
     cells.insert("frozen", format!("1 worker hung: others {}", if ok_ran { "run" } else { "never run" }));
 
     // A panic, with controller-runtime's default RecoverPanic.
-    let queue = RateLimitingQueue::new(priority_queue_default_rate_limiter());
-    let c = GoController::new(queue.clone(), |_: &'static str| async {
+    let q = queue();
+    let c = GoController::new(q.clone(), |_: &'static str| async {
         panic!("boom");
         #[allow(unreachable_code)]
         Ok(ReconcileResult::done())
     });
-    queue.add("obj");
+    q.add("obj");
     c.process_next_work_item().await;
-    cells.insert("panic", format!("recovered: error, retry #{} queued", queue.num_requeues(&"obj")));
+    cells.insert("panic", format!("recovered: error, retry #{} queued", q.num_requeues(&"obj")));
 
     // Backoff, measured through the queue.
     let attempts: Arc<Mutex<Vec<Instant>>> = Arc::default();
     let a = attempts.clone();
-    let queue = RateLimitingQueue::new(priority_queue_default_rate_limiter());
-    let c = GoController::new(queue.clone(), move |_: &'static str| {
+    let q = queue();
+    let c = GoController::new(q.clone(), move |_: &'static str| {
         a.lock().unwrap().push(Instant::now());
         async { Err(anyhow!("connection refused")) }
     });
-    queue.add("obj");
+    q.add("obj");
     while attempts.lock().unwrap().len() < 21 {
         c.process_next_work_item().await;
     }
@@ -321,22 +368,32 @@ async fn go_column() -> BTreeMap<&'static str, String> {
     cells.insert("backoff", format!("{}; {}", waits(&at, 3), first_capped(&at, secs(1000))));
 
     // A terminal error.
-    let queue = RateLimitingQueue::new(priority_queue_default_rate_limiter());
-    let c = GoController::new(queue.clone(), |_: &'static str| async { Err(terminal_error(anyhow!("invalid spec"))) });
-    queue.add("obj");
-    c.process_next_work_item().await;
-    let queued = queue.len() + queue.waiting_len();
-    cells.insert("terminal", format!("TerminalError: {queued} requeues"));
+    let q = queue();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let n = calls.clone();
+    let c = GoController::new(q.clone(), move |_: &'static str| {
+        n.fetch_add(1, Ordering::SeqCst);
+        async { Err(terminal_error(anyhow!("invalid spec"))) }
+    });
+    q.add("obj");
+    let _ = timeout(secs(60), async { while c.process_next_work_item().await {} }).await;
+    cells.insert("terminal", format!("TerminalError: {} requeues in 1m", calls.load(Ordering::SeqCst) - 1));
 
     // Forget: the limiter's count, not the queue.
-    let queue = RateLimitingQueue::new(priority_queue_default_rate_limiter());
-    queue.add_rate_limited("obj");
-    queue.add_rate_limited("obj");
+    let q = queue();
+    q.add_rate_limited("obj");
+    q.add_rate_limited("obj");
     sleep(secs(1)).await;
-    let (count, len) = (queue.num_requeues(&"obj"), queue.len());
-    queue.forget(&"obj");
-    cells.insert("forget", format!("count {count}->{}, Len {len}->{}", queue.num_requeues(&"obj"), queue.len()));
+    let (count, len) = (q.num_requeues(&"obj"), q.len());
+    q.forget(&"obj");
+    cells.insert("forget", format!("count {count}->{}, Len {len}->{}", q.num_requeues(&"obj"), q.len()));
     cells
+}
+
+/// "runs at 0s, 10s, 1m10s": when each reconcile started.
+fn runs_at(at: &[Duration]) -> String {
+    let at: Vec<String> = at.iter().map(|t| GoDuration(*t).to_string()).collect();
+    format!("runs at {}", at.join(", "))
 }
 
 async fn kube_column(guarded: bool) -> BTreeMap<&'static str, String> {
@@ -359,6 +416,9 @@ async fn kube_column(guarded: bool) -> BTreeMap<&'static str, String> {
     let calls = run!(&["obj"], &[(0, "obj"), (2, "obj"), (3, "obj"), (4, "obj")], cfg(), slow_first, secs(60));
     let after = count_after(&calls.of("obj"), secs(10));
     cells.insert("dirty", format!("3 triggers: {after} run right after"));
+
+    let calls = run!(&["obj"], &[(0, "obj"), (2, "obj")], cfg(), slow_first_requeue, secs(120));
+    cells.insert("requeue", runs_at(&calls.of("obj")));
 
     let triggers = &[(0, "cm-hang"), (1, "cm-ok"), (5, "cm-hang")];
     let calls = run!(&["cm-hang", "cm-ok"], triggers, cfg(), hang_or_requeue, secs(60));
@@ -407,8 +467,9 @@ async fn kube_column(guarded: bool) -> BTreeMap<&'static str, String> {
     cells
 }
 
-const ROWS: [(&str, &str); 7] = [
+const ROWS: [(&str, &str); 8] = [
     ("dirty", "dirty while processing"),
+    ("requeue", "trigger, then requeue 60s"),
     ("stall", "the stall (one object)"),
     ("frozen", "the stall (one worker)"),
     ("panic", "a panic"),
@@ -419,19 +480,26 @@ const ROWS: [(&str, &str); 7] = [
 
 #[tokio::main(flavor = "current_thread", start_paused = true)]
 async fn main() {
-    let go = go_column().await;
+    let client_go = go_column(|| RateLimitingQueue::new(default_typed_controller_rate_limiter())).await;
+    let priority = go_column(|| PriorityQueue::with_rate_limiter(priority_queue_default_rate_limiter())).await;
     let kube = kube_column(false).await;
     let guarded = kube_column(true).await;
-    let header = ["situation", "client-go / controller-runtime", "kube-runtime", "kube-runtime + guard"];
-    let rows: Vec<[String; 4]> =
-        ROWS.iter().map(|(k, label)| [label.to_string(), go[k].clone(), kube[k].clone(), guarded[k].clone()]).collect();
+    let header = ["situation", "client-go queue", "priority queue", "kube-runtime", "kube-runtime + guard"];
+    let columns = [&client_go, &priority, &kube, &guarded];
+    let rows: Vec<[String; 5]> = ROWS
+        .iter()
+        .map(|(k, label)| {
+            let [a, b, c, d] = columns.map(|column| column[k].clone());
+            [label.to_string(), a, b, c, d]
+        })
+        .collect();
     let mut width = header.map(str::len);
     for row in &rows {
         for (w, cell) in width.iter_mut().zip(row) {
             *w = (*w).max(cell.chars().count());
         }
     }
-    let line = |cells: [&str; 4]| {
+    let line = |cells: [&str; 5]| {
         let padded: Vec<String> = cells.iter().zip(width).map(|(c, w)| format!("{c:<w$}")).collect();
         println!("{}", padded.join("  ").trim_end());
     };
@@ -441,6 +509,7 @@ async fn main() {
         line(row.each_ref().map(String::as_str));
     }
     println!();
+    println!("client-go queue: controller-runtime with UsePriorityQueue=false; priority queue: its default");
     println!(
         "kube-runtime's error policy: requeue({}); the guard: 5ms doubling to 1000s, timeout 20s",
         GoDuration(FIXED)

@@ -26,7 +26,7 @@ use crate::priorityqueue::{AddOpts, PriorityInterface, PriorityQueue};
 use crate::prometheus::ControllerMetrics;
 use crate::queue::{Item, QueueConfig};
 use crate::rate_limiting_queue::{DelayingInterface, Interface, RateLimitingInterface, RateLimitingQueue};
-use crate::reconcile::{ReconcileResult, Reconciler, is_terminal};
+use crate::reconcile::{ReconcileResult, Reconciler, is_terminal, result_of};
 
 /// How a controller runs its reconciler (a subset of upstream's
 /// `controller.Options`).
@@ -39,6 +39,7 @@ use crate::reconcile::{ReconcileResult, Reconciler, is_terminal};
 /// assert_eq!(options.max_concurrent_reconciles, 1);
 /// assert!(options.reconciliation_timeout.is_none()); // waits forever
 /// assert!(options.metrics.is_none() && options.workqueue_metrics.is_none());
+/// assert!(options.error_log.is_none());
 /// ```
 #[derive(Clone)]
 pub struct Options {
@@ -59,13 +60,38 @@ pub struct Options {
     /// the rate limiter. On by default, as upstream since v0.19.
     pub recover_panic: bool,
     /// Give up on a reconcile that runs longer than this. `None` (the default)
-    /// waits forever. Upstream cancels the reconcile's context and lets the
-    /// reconciler return; a Rust future is cancelled by dropping it, and the
-    /// controller then reports a timeout error.
+    /// and `Some(Duration::ZERO)` wait forever, as upstream's zero
+    /// `ReconciliationTimeout` does. Upstream cancels the reconcile's context
+    /// and lets the reconciler return; a Rust future is cancelled by dropping
+    /// it, and the controller then reports a timeout error.
     pub reconciliation_timeout: Option<Duration>,
     /// How many workers [`Controller::start`] starts. 1 by default.
     pub max_concurrent_reconciles: usize,
+    /// Called with the error of every reconcile that failed, terminal or not,
+    /// after the switch made its queue calls and before `done`: where upstream
+    /// logs `Reconciler error`. `None` (the default) reports nothing.
+    ///
+    /// ```
+    /// use faithful_workqueue::controller::{Controller, Options};
+    /// use faithful_workqueue::priorityqueue::PriorityQueue;
+    /// use faithful_workqueue::reconcile::ReconcileResult;
+    /// use std::sync::Arc;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// async fn reconcile(_: &'static str) -> anyhow::Result<ReconcileResult> {
+    ///     anyhow::bail!("connection refused")
+    /// }
+    /// let options = Options { error_log: Some(Arc::new(|err| println!("Reconciler error: {err}"))), ..Options::default() };
+    /// let c = Controller::with_options(PriorityQueue::new(), reconcile, options);
+    /// c.reconcile_handler("web", 0).await; // prints `Reconciler error: connection refused`
+    /// # }
+    /// ```
+    pub error_log: Option<ErrorLog>,
 }
+
+/// What [`Options::error_log`] calls with a reconcile's error.
+pub type ErrorLog = Arc<dyn Fn(&anyhow::Error) + Send + Sync>;
 
 impl Default for Options {
     fn default() -> Self {
@@ -77,6 +103,7 @@ impl Default for Options {
             recover_panic: true,
             reconciliation_timeout: None,
             max_concurrent_reconciles: 1,
+            error_log: None,
         }
     }
 }
@@ -303,7 +330,14 @@ where
     /// assert!(!c.process_next_work_item().await); // shut down and empty: the worker stops
     /// # }
     /// ```
-    pub async fn process_next_work_item(&self) -> bool {
+    // Not an `async fn`: a future whose `Send` is declared, rather than
+    // inferred from its body, can be spawned when `T` borrows for 'static
+    // (`&'static str`); see tests/spawn_shapes.rs.
+    pub fn process_next_work_item(&self) -> impl Future<Output = bool> + Send + '_ {
+        self.process_next()
+    }
+
+    async fn process_next(&self) -> bool {
         let Some((item, priority)) = self.queue.get_with_priority().await else {
             return false;
         };
@@ -316,8 +350,11 @@ where
 
     /// Reconciles `request`, handed out at `priority`, and applies the switch;
     /// returns the arm taken. Every requeue keeps the priority, unless the
-    /// result sets another (upstream applies `Result.Priority` before the
-    /// switch, on every arm).
+    /// result sets another: upstream applies `Result.Priority` before the
+    /// switch, on every arm, so a result attached to an error with
+    /// [`with_result`](crate::reconcile::with_result) sets the priority of the
+    /// rate-limited requeue (its `requeue_after` and `requeue` are ignored, as
+    /// upstream ignores them next to an error).
     ///
     /// ```
     /// use anyhow::anyhow;
@@ -348,7 +385,11 @@ where
     /// assert_eq!(queue.get_with_priority().await, Some(("flaky", 7))); // the priority is kept
     /// # }
     /// ```
-    pub async fn reconcile_handler(&self, request: T, priority: i32) -> Outcome {
+    pub fn reconcile_handler(&self, request: T, priority: i32) -> impl Future<Output = Outcome> + Send + '_ {
+        self.handle(request, priority)
+    }
+
+    async fn handle(&self, request: T, priority: i32) -> Outcome {
         let started = Instant::now();
         let outcome = self.switch(request, priority).await;
         if let Some(metrics) = &self.options.metrics {
@@ -367,13 +408,26 @@ where
 
     async fn switch(&self, request: T, priority: i32) -> Outcome {
         let result = self.reconcile(request.clone()).await;
-        let priority = Some(result.as_ref().ok().and_then(|r| r.priority).unwrap_or(priority));
+        // Upstream's `if result.Priority != nil` before the switch: on the
+        // error arms, the result is the one attached with `with_result`.
+        let attached = match &result {
+            Ok(r) => r.priority,
+            Err(err) => result_of(err).and_then(|r| r.priority),
+        };
+        let priority = Some(attached.unwrap_or(priority));
         let rate_limited = AddOpts { rate_limited: true, priority, ..AddOpts::default() };
         match result {
-            Err(err) if is_terminal(&err) => Outcome::TerminalError,
-            Err(_) => {
-                self.queue.add_with_opts(rate_limited, [request]);
-                Outcome::Error
+            Err(err) => {
+                let outcome = if is_terminal(&err) {
+                    Outcome::TerminalError
+                } else {
+                    self.queue.add_with_opts(rate_limited, [request]);
+                    Outcome::Error
+                };
+                if let Some(log) = &self.options.error_log {
+                    log(&err);
+                }
+                outcome
             }
             Ok(ReconcileResult { requeue_after, .. }) if !requeue_after.is_zero() => {
                 self.queue.forget(&request);
@@ -413,14 +467,19 @@ where
     /// assert_eq!(err.to_string(), "panic: index out of range [recovered]");
     /// # }
     /// ```
-    pub async fn reconcile(&self, request: T) -> anyhow::Result<ReconcileResult> {
+    pub fn reconcile(&self, request: T) -> impl Future<Output = anyhow::Result<ReconcileResult>> + Send + '_ {
+        self.reconcile_guarded(request)
+    }
+
+    async fn reconcile_guarded(&self, request: T) -> anyhow::Result<ReconcileResult> {
         let metrics = self.options.metrics.as_ref();
         let name = &self.options.name;
         let timed = async {
             // Called inside the guarded future, so a reconciler that panics
             // before its first await is caught too.
             let work = self.reconciler.reconcile(request);
-            match self.options.reconciliation_timeout {
+            // Zero is no timeout, as upstream's `if c.ReconciliationTimeout > 0`.
+            match self.options.reconciliation_timeout.filter(|limit| !limit.is_zero()) {
                 Some(limit) => match tokio::time::timeout(limit, work).await {
                     Ok(result) => result,
                     Err(_) => {
@@ -483,7 +542,19 @@ where
     /// assert!(queue.shutting_down()); // start shut the queue down on its way out
     /// # }
     /// ```
-    pub async fn start(self: Arc<Self>, mut source: tokio::sync::mpsc::Receiver<T>, shutdown: impl Future<Output = ()>)
+    pub fn start(
+        self: Arc<Self>,
+        source: tokio::sync::mpsc::Receiver<T>,
+        shutdown: impl Future<Output = ()> + Send,
+    ) -> impl Future<Output = ()> + Send
+    where
+        Q: 'static,
+        R: 'static,
+    {
+        self.run(source, shutdown)
+    }
+
+    async fn run(self: Arc<Self>, mut source: tokio::sync::mpsc::Receiver<T>, shutdown: impl Future<Output = ()> + Send)
     where
         Q: 'static,
         R: 'static,

@@ -755,11 +755,16 @@ impl<T: Item> PriorityQueue<T> {
 /// A queue that takes priorities (upstream's `PriorityQueue[T]` interface):
 /// the controller loop talks to its queue only through this.
 ///
-/// The default methods are upstream's `priorityQueueWrapper`, which is how a
-/// controller with `UsePriorityQueue: false` drives a client-go queue:
-/// `add_with_opts` becomes `add_rate_limited` if `rate_limited` (any `after` is
-/// then ignored), else `add_after` if `after` > 0, else `add`; priorities are
-/// dropped and `get_with_priority` reports 0.
+/// Both methods must be written out: a default could only go through the
+/// other traits, which have no priorities, and would lose them without a word
+/// for a wrapper around a [`PriorityQueue`]. A wrapper delegates both to the
+/// queue it wraps. A client-go queue maps them as upstream's
+/// `priorityQueueWrapper` does, which is how a controller with
+/// `UsePriorityQueue: false` drives it ([`client_go_add_with_opts`] and
+/// [`client_go_get_with_priority`]): `add_with_opts` becomes
+/// `add_rate_limited` if `rate_limited` (any `after` is then ignored), else
+/// `add_after` if `after` > 0, else `add`; priorities are dropped and
+/// `get_with_priority` reports 0.
 ///
 /// ```
 /// use faithful_workqueue::default_rate_limiters::priority_queue_default_rate_limiter;
@@ -778,6 +783,34 @@ impl<T: Item> PriorityQueue<T> {
 /// tokio::time::advance(Duration::from_millis(5)).await;
 /// assert_eq!(q.get_with_priority().await, Some(("a", 0))); // the priority is dropped
 /// # }
+/// ```
+///
+/// A wrapper that leaves out either method does not compile:
+///
+/// ```compile_fail,E0046
+/// use faithful_workqueue::priorityqueue::{PriorityInterface, PriorityQueue};
+/// use faithful_workqueue::rate_limiting_queue::{DelayingInterface, Interface, RateLimitingInterface};
+/// use std::time::Duration;
+///
+/// struct Wrapper(PriorityQueue<&'static str>);
+/// impl Interface<&'static str> for Wrapper {
+///     fn add(&self, item: &'static str) { self.0.add(item) }
+///     fn len(&self) -> usize { self.0.len() }
+///     fn get(&self) -> impl Future<Output = Option<&'static str>> + Send { self.0.get() }
+///     fn done(&self, item: &&'static str) { self.0.done(item) }
+///     fn shut_down(&self) { self.0.shut_down() }
+///     fn shut_down_with_drain(&self) -> impl Future<Output = ()> + Send { self.0.shut_down_with_drain() }
+///     fn shutting_down(&self) -> bool { self.0.shutting_down() }
+/// }
+/// impl DelayingInterface<&'static str> for Wrapper {
+///     fn add_after(&self, item: &'static str, delay: Duration) { self.0.add_after(item, delay) }
+/// }
+/// impl RateLimitingInterface<&'static str> for Wrapper {
+///     fn add_rate_limited(&self, item: &'static str) { self.0.add_rate_limited(item) }
+///     fn forget(&self, item: &&'static str) { self.0.forget(item) }
+///     fn num_requeues(&self, item: &&'static str) -> usize { self.0.num_requeues(item) }
+/// }
+/// impl PriorityInterface<&'static str> for Wrapper {} // E0046: missing add_with_opts, get_with_priority
 /// ```
 pub trait PriorityInterface<T: Send>: RateLimitingInterface<T> {
     /// Adds `items` with `opts`.
@@ -798,17 +831,7 @@ pub trait PriorityInterface<T: Send>: RateLimitingInterface<T> {
     /// assert_eq!(q.len(), 1); // add
     /// # }
     /// ```
-    fn add_with_opts(&self, opts: AddOpts, items: impl IntoIterator<Item = T>) {
-        for item in items {
-            if opts.rate_limited {
-                self.add_rate_limited(item);
-            } else if !opts.after.is_zero() {
-                self.add_after(item, opts.after);
-            } else {
-                self.add(item);
-            }
-        }
-    }
+    fn add_with_opts(&self, opts: AddOpts, items: impl IntoIterator<Item = T>);
 
     /// Hands out the next item with its priority.
     ///
@@ -829,10 +852,64 @@ pub trait PriorityInterface<T: Send>: RateLimitingInterface<T> {
     /// assert_eq!(rl.get_with_priority().await, Some(("a", 0))); // the wrapper reports 0
     /// # }
     /// ```
-    fn get_with_priority(&self) -> impl std::future::Future<Output = Option<(T, i32)>> + Send {
-        let get = self.get();
-        async move { get.await.map(|item| (item, 0)) }
+    fn get_with_priority(&self) -> impl std::future::Future<Output = Option<(T, i32)>> + Send;
+}
+
+/// `add_with_opts` on a client-go queue, as upstream's `priorityQueueWrapper`
+/// maps it: `add_rate_limited` if `rate_limited` (any `after` is ignored), else
+/// `add_after` if `after` > 0, else `add`. The priority is dropped: client-go's
+/// queue has none. For a [`PriorityInterface`] impl of a client-go queue, or of
+/// a wrapper around one.
+///
+/// ```
+/// use faithful_workqueue::default_rate_limiters::priority_queue_default_rate_limiter;
+/// use faithful_workqueue::priorityqueue::{client_go_add_with_opts, AddOpts};
+/// use faithful_workqueue::rate_limiting_queue::RateLimitingQueue;
+/// use std::time::Duration;
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let q = RateLimitingQueue::new(priority_queue_default_rate_limiter());
+/// client_go_add_with_opts(&q, AddOpts { after: Duration::from_secs(1), ..AddOpts::default() }, ["a"]);
+/// assert_eq!(q.waiting_len(), 1); // add_after
+/// # }
+/// ```
+pub fn client_go_add_with_opts<T, Q: RateLimitingInterface<T> + ?Sized>(
+    queue: &Q,
+    opts: AddOpts,
+    items: impl IntoIterator<Item = T>,
+) {
+    for item in items {
+        if opts.rate_limited {
+            queue.add_rate_limited(item);
+        } else if !opts.after.is_zero() {
+            queue.add_after(item, opts.after);
+        } else {
+            queue.add(item);
+        }
     }
+}
+
+/// `get_with_priority` on a client-go queue, as upstream's
+/// `priorityQueueWrapper` maps it: `get`, with priority 0.
+///
+/// ```
+/// use faithful_workqueue::default_rate_limiters::priority_queue_default_rate_limiter;
+/// use faithful_workqueue::priorityqueue::client_go_get_with_priority;
+/// use faithful_workqueue::rate_limiting_queue::RateLimitingQueue;
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let q = RateLimitingQueue::new(priority_queue_default_rate_limiter());
+/// q.add("a");
+/// assert_eq!(client_go_get_with_priority(&q).await, Some(("a", 0)));
+/// # }
+/// ```
+pub fn client_go_get_with_priority<T, Q: RateLimitingInterface<T> + ?Sized>(
+    queue: &Q,
+) -> impl std::future::Future<Output = Option<(T, i32)>> + Send {
+    let get = queue.get();
+    async move { get.await.map(|item| (item, 0)) }
 }
 
 impl<T: Item + Sync> PriorityInterface<T> for PriorityQueue<T> {
@@ -844,7 +921,14 @@ impl<T: Item + Sync> PriorityInterface<T> for PriorityQueue<T> {
     }
 }
 
-impl<T: Item + Sync> PriorityInterface<T> for crate::rate_limiting_queue::RateLimitingQueue<T> {}
+impl<T: Item + Sync> PriorityInterface<T> for crate::rate_limiting_queue::RateLimitingQueue<T> {
+    fn add_with_opts(&self, opts: AddOpts, items: impl IntoIterator<Item = T>) {
+        client_go_add_with_opts(self, opts, items)
+    }
+    fn get_with_priority(&self) -> impl std::future::Future<Output = Option<(T, i32)>> + Send {
+        client_go_get_with_priority(self)
+    }
+}
 
 impl<T: Item + Sync> Interface<T> for PriorityQueue<T> {
     fn add(&self, item: T) {

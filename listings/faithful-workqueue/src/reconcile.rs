@@ -13,6 +13,11 @@
 //! | `Ok(ReconcileResult::default())` | `forget` | reset |
 //!
 //! In every case the worker calls `done` afterwards.
+//!
+//! Go's reconciler returns a result *and* an error. Here it returns one or the
+//! other, and [`with_result`] attaches a result to an error for the one case
+//! where upstream reads the result of a failed reconcile: its
+//! [`priority`](ReconcileResult::priority), for the rate-limited requeue.
 
 use std::error::Error as StdError;
 use std::fmt;
@@ -48,9 +53,14 @@ pub struct ReconcileResult {
     pub requeue: bool,
     /// Requeue after this delay. Zero means no timed requeue.
     pub requeue_after: Duration,
-    /// The priority of any requeue, on every arm (upstream's `Result.Priority`;
-    /// only a priority queue uses it). `None` keeps the priority the item was
-    /// handed out with.
+    /// The priority of the requeue, if there is one (upstream's
+    /// `Result.Priority`; only a priority queue uses it). `None` keeps the
+    /// priority the item was handed out with.
+    ///
+    /// It applies to every arm that requeues: `requeue_after`, `requeue`, and
+    /// the rate-limited requeue after an ordinary error, when the result is
+    /// attached to the error with [`with_result`]. A terminal error and a
+    /// success requeue nothing, so there it has no effect.
     pub priority: Option<i32>,
 }
 
@@ -130,7 +140,8 @@ where
 /// the controller neither requeues the request nor forgets its failures.
 ///
 /// Its message is `terminal error: ` followed by the wrapped error's, and the
-/// wrapped error is its [`source`](StdError::source).
+/// wrapped error is its [`source`](StdError::source). Upstream's
+/// `TerminalError(nil)`, which wraps nothing, is [`TerminalError::nil`].
 ///
 /// ```
 /// use faithful_workqueue::reconcile::{is_terminal, terminal_error};
@@ -146,7 +157,7 @@ where
 /// ```
 #[derive(Debug)]
 pub struct TerminalError {
-    err: anyhow::Error,
+    err: Option<anyhow::Error>,
 }
 
 impl TerminalError {
@@ -161,31 +172,54 @@ impl TerminalError {
     /// assert_eq!(err.source().unwrap().to_string(), "bad spec");
     /// ```
     pub fn new(err: impl Into<anyhow::Error>) -> Self {
-        Self { err: err.into() }
+        Self { err: Some(err.into()) }
     }
 
-    /// The wrapped error (upstream's `Unwrap`).
+    /// A terminal error that wraps nothing (upstream's `TerminalError(nil)`):
+    /// its message is `nil terminal error`, it has no source, and it is
+    /// terminal like any other.
+    ///
+    /// ```
+    /// use faithful_workqueue::reconcile::{is_terminal, TerminalError};
+    /// use std::error::Error;
+    ///
+    /// let err = TerminalError::nil();
+    /// assert_eq!(err.to_string(), "nil terminal error");
+    /// assert!(err.source().is_none() && err.inner().is_none());
+    /// assert!(is_terminal(&anyhow::Error::new(err)));
+    /// ```
+    pub fn nil() -> Self {
+        Self { err: None }
+    }
+
+    /// The wrapped error (upstream's `Unwrap`); `None` for [`TerminalError::nil`].
     ///
     /// ```
     /// use faithful_workqueue::reconcile::TerminalError;
     ///
     /// let err = TerminalError::new(anyhow::anyhow!("bad spec"));
-    /// assert_eq!(err.inner().to_string(), "bad spec");
+    /// assert_eq!(err.inner().unwrap().to_string(), "bad spec");
     /// ```
-    pub fn inner(&self) -> &anyhow::Error {
-        &self.err
+    pub fn inner(&self) -> Option<&anyhow::Error> {
+        self.err.as_ref()
     }
 }
 
 impl fmt::Display for TerminalError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "terminal error: {}", self.err)
+        match &self.err {
+            Some(err) => write!(f, "terminal error: {err}"),
+            None => f.write_str("nil terminal error"),
+        }
     }
 }
 
 impl StdError for TerminalError {
     fn source(&self) -> Option<&(dyn StdError + 'static)> {
-        Some(self.err.as_ref())
+        match &self.err {
+            Some(err) => Some(&**err),
+            None => None,
+        }
     }
 }
 
@@ -245,6 +279,108 @@ pub fn terminal_error(err: impl Into<anyhow::Error>) -> anyhow::Error {
 ///
 /// assert!(!is_terminal(&anyhow!("connection refused")));
 /// ```
+///
+/// A terminal error given a result with [`with_result`] is still terminal.
 pub fn is_terminal(err: &anyhow::Error) -> bool {
-    err.chain().any(|e| e.is::<TerminalError>())
+    err.chain()
+        .any(|e| e.is::<TerminalError>() || e.downcast_ref::<ErrorWithResult>().is_some_and(|w| is_terminal(&w.err)))
+}
+
+/// An error returned together with a result, Go's `return result, err`: made
+/// by [`with_result`], read back by [`result_of`].
+///
+/// Upstream reads one thing from the result of a failed reconcile, its
+/// `Priority`, which becomes the priority of the rate-limited requeue; a
+/// `RequeueAfter` or `Requeue` returned with an error is ignored (upstream logs
+/// a warning). The wrapper is transparent: its message and its sources are the
+/// wrapped error's, so logs and [`is_terminal`] read as if it were not there.
+/// Only a downcast of the outermost error to the wrapped type misses it.
+#[derive(Debug)]
+pub struct ErrorWithResult {
+    result: ReconcileResult,
+    err: anyhow::Error,
+}
+
+impl ErrorWithResult {
+    /// The result returned with the error.
+    ///
+    /// ```
+    /// use faithful_workqueue::reconcile::{with_result, ErrorWithResult, ReconcileResult};
+    ///
+    /// let result = ReconcileResult { priority: Some(10), ..ReconcileResult::default() };
+    /// let err = with_result(result, anyhow::anyhow!("conflict"));
+    /// assert_eq!(err.downcast_ref::<ErrorWithResult>().unwrap().result(), result);
+    /// ```
+    pub fn result(&self) -> ReconcileResult {
+        self.result
+    }
+
+    /// The error itself.
+    ///
+    /// ```
+    /// use faithful_workqueue::reconcile::{with_result, ErrorWithResult, ReconcileResult};
+    ///
+    /// let err = with_result(ReconcileResult::default(), anyhow::anyhow!("conflict"));
+    /// assert_eq!(err.downcast_ref::<ErrorWithResult>().unwrap().error().to_string(), "conflict");
+    /// ```
+    pub fn error(&self) -> &anyhow::Error {
+        &self.err
+    }
+}
+
+impl fmt::Display for ErrorWithResult {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.err, f)
+    }
+}
+
+impl StdError for ErrorWithResult {
+    fn source(&self) -> Option<&(dyn StdError + 'static)> {
+        self.err.source()
+    }
+}
+
+/// Returns `err` with `result` attached, for a reconciler that fails and still
+/// sets a result (Go's `return result, err`). The controller then requeues at
+/// the result's [`priority`](ReconcileResult::priority), as upstream applies
+/// `Result.Priority` before its switch, on the error arm too.
+///
+/// ```
+/// use anyhow::anyhow;
+/// use faithful_workqueue::controller::{Controller, Outcome};
+/// use faithful_workqueue::priorityqueue::PriorityQueue;
+/// use faithful_workqueue::reconcile::{with_result, ReconcileResult};
+/// use std::time::Duration;
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// async fn reconcile(_: &'static str) -> anyhow::Result<ReconcileResult> {
+///     // Retry through the rate limiter, but ahead of the other keys.
+///     let result = ReconcileResult { priority: Some(10), ..ReconcileResult::default() };
+///     Err(with_result(result, anyhow!("conflict")))
+/// }
+/// let queue = PriorityQueue::new();
+/// let c = Controller::new(queue.clone(), reconcile);
+/// assert_eq!(c.reconcile_handler("web", 0).await, Outcome::Error);
+/// tokio::time::advance(Duration::from_millis(5)).await;
+/// assert_eq!(queue.get_with_priority().await, Some(("web", 10)));
+/// # }
+/// ```
+pub fn with_result(result: ReconcileResult, err: impl Into<anyhow::Error>) -> anyhow::Error {
+    anyhow::Error::new(ErrorWithResult { result, err: err.into() })
+}
+
+/// The result attached to `err` with [`with_result`], anywhere in its chain.
+///
+/// ```
+/// use anyhow::{anyhow, Context};
+/// use faithful_workqueue::reconcile::{result_of, with_result, ReconcileResult};
+///
+/// let result = ReconcileResult { priority: Some(10), ..ReconcileResult::default() };
+/// let err = Err::<(), _>(with_result(result, anyhow!("conflict"))).context("reconciling web").unwrap_err();
+/// assert_eq!(result_of(&err), Some(result));
+/// assert_eq!(result_of(&anyhow!("conflict")), None);
+/// ```
+pub fn result_of(err: &anyhow::Error) -> Option<ReconcileResult> {
+    err.chain().find_map(|e| e.downcast_ref::<ErrorWithResult>()).map(ErrorWithResult::result)
 }

@@ -39,7 +39,9 @@ use std::time::Duration;
 use anyhow::{Context, anyhow};
 use faithful_workqueue::controller::{Controller, Options, Outcome, panic_message};
 use faithful_workqueue::default_rate_limiters::{ItemExponentialFailureRateLimiter, RateLimiter};
-use faithful_workqueue::priorityqueue::PriorityInterface;
+use faithful_workqueue::priorityqueue::{
+    AddOpts, PriorityInterface, client_go_add_with_opts, client_go_get_with_priority,
+};
 use faithful_workqueue::rate_limiting_queue::{DelayingInterface, Interface, RateLimitingInterface, RateLimitingQueue};
 use faithful_workqueue::reconcile::{ReconcileResult, TerminalError, is_terminal, terminal_error};
 use tokio::time::advance;
@@ -115,9 +117,16 @@ impl Interface<&'static str> for Recorder {
     }
 }
 
-// The controller drives its queue through `PriorityInterface`; the default
-// methods map it to the calls above, as upstream's wrapper does.
-impl PriorityInterface<&'static str> for Recorder {}
+// The controller drives its queue through `PriorityInterface`; mapped to the
+// calls above, as upstream's wrapper does.
+impl PriorityInterface<&'static str> for Recorder {
+    fn add_with_opts(&self, opts: AddOpts, items: impl IntoIterator<Item = &'static str>) {
+        client_go_add_with_opts(self, opts, items)
+    }
+    fn get_with_priority(&self) -> impl Future<Output = Option<(&'static str, i32)>> + Send {
+        client_go_get_with_priority(self)
+    }
+}
 
 impl DelayingInterface<&'static str> for Recorder {
     fn add_after(&self, item: &'static str, delay: Duration) {
@@ -489,7 +498,7 @@ fn should_allow_unwrapping_inner_error_from_terminal_error() {
     // apierrors.IsResourceExpired(terminalError): the inner error is reachable.
     assert!(err.chain().any(|e| e.is::<ResourceExpired>()));
     let te = err.downcast_ref::<TerminalError>().unwrap();
-    assert!(te.inner().is::<ResourceExpired>());
+    assert!(te.inner().unwrap().is::<ResourceExpired>());
     assert_eq!(err.to_string(), "terminal error: resource expired");
 }
 

@@ -13,21 +13,19 @@
 //! Tests marked `// not upstream:` check behaviour the brief asks for that no
 //! upstream test asserts (the notes mark it *derived*).
 //!
+//! A result returned together with an error (Go's `return result, err`) is
+//! written with `reconcile::with_result`. The six priority tests ("should
+//! retain the priority ..." / "should use the priority from Result ...") run
+//! on the port's `PriorityQueue` and check the priority the requeued request
+//! is handed out with, where upstream records the `AddOpts` of the requeue.
+//!
 //! Skipped upstream tests:
-//! * "should perform error behavior if error is not nil, regardless of
-//!   RequeueAfter": a Rust reconciler returns `anyhow::Result<ReconcileResult>`,
-//!   so a result and an error cannot be returned together; the case cannot be
-//!   written.
-//! * "should retain the priority ..." / "should use the priority from Result
-//!   ..." (6 tests): this port has no priority queue and no `Result.Priority`.
 //! * "should time out if ReconciliationTimeout is set" and the
-//!   `reconcile_timeouts` metric tests: upstream cancels a `context.Context`
-//!   and expects the reconciler's own `context.DeadlineExceeded`; this port
-//!   has no context (it drops the future and reports its own error, as its
-//!   docs say) and no controller metrics.
-//! * "should handle nil terminal errors properly": `TerminalError(nil)` has
-//!   no counterpart; `TerminalError::new` takes an error.
-//! * Everything needing envtest, informers, sources, warm-up, metrics or
+//!   `reconcile_timeouts` metric tests that need a context: upstream cancels a
+//!   `context.Context` and expects the reconciler's own
+//!   `context.DeadlineExceeded`; this port has no context (it drops the future
+//!   and reports its own error, as its docs say).
+//! * Everything needing envtest, informers, sources, warm-up or
 //!   `MaxConcurrentReconciles` goroutine counting.
 
 use std::error::Error as StdError;
@@ -37,13 +35,14 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{Context, anyhow};
+use faithful_workqueue::call_log::CallLog;
 use faithful_workqueue::controller::{Controller, Options, Outcome, panic_message};
 use faithful_workqueue::default_rate_limiters::{ItemExponentialFailureRateLimiter, RateLimiter};
 use faithful_workqueue::priorityqueue::{
-    AddOpts, PriorityInterface, client_go_add_with_opts, client_go_get_with_priority,
+    AddOpts, PriorityInterface, PriorityQueue, client_go_add_with_opts, client_go_get_with_priority,
 };
 use faithful_workqueue::rate_limiting_queue::{DelayingInterface, Interface, RateLimitingInterface, RateLimitingQueue};
-use faithful_workqueue::reconcile::{ReconcileResult, TerminalError, is_terminal, terminal_error};
+use faithful_workqueue::reconcile::{ReconcileResult, TerminalError, is_terminal, terminal_error, with_result};
 use tokio::time::advance;
 
 const MS: Duration = Duration::from_millis(1);
@@ -374,6 +373,99 @@ async fn should_requeue_a_request_after_a_duration_if_the_result_sets_requeue_af
     assert_eq!(q.num_requeues(&REQUEST), 0);
 }
 
+// upstream: controller_test.go "should perform error behavior if error is not nil, regardless of RequeueAfter"
+#[tokio::test(start_paused = true)]
+async fn should_perform_error_behavior_if_error_is_not_nil_regardless_of_requeue_after() {
+    let (q, _limiter) = Recorder::new();
+    let script = Script::default();
+    let c = controller(&q, &script, Options::default());
+    q.q.add(REQUEST);
+
+    // Invoking Reconciler which will ask for requeueafter with an error
+    let asked = ReconcileResult::requeue_after(100 * MS);
+    script.err(with_result(asked, anyhow!("expected error: reconcile")));
+    assert!(c.process_next_work_item().await);
+    assert_eq!(q.take(), ["get", "add_rate_limited", "done"]);
+    advance(5 * MS).await; // the limiter's delay, not the 100ms asked for
+
+    // Invoking Reconciler a second time asking for requeueafter without errors
+    script.ok(asked);
+    assert!(c.process_next_work_item().await);
+    assert_eq!(q.take(), ["get", "forget", "add_after(100ms)", "done"]);
+    expect_requeued_after(&q, REQUEST, 100 * MS).await;
+
+    // Removing the item from the queue
+    let item = q.q.get().await.unwrap();
+    q.q.done(&item);
+    assert_eq!(q.len(), 0);
+    assert_eq!(q.num_requeues(&REQUEST), 0);
+}
+
+/// Runs one reconcile of a request queued at priority 10 on a priority queue,
+/// with `result` from the reconciler, and returns the priority the requeued
+/// request is handed out with (after up to a second).
+async fn requeued_priority(result: anyhow::Result<ReconcileResult>) -> Option<i32> {
+    let q = PriorityQueue::new();
+    let script = Script::default();
+    script.then(Step::Return(result));
+    let c = Controller::new(q.clone(), script.reconciler());
+    q.add_with_opts(AddOpts { priority: Some(10), ..AddOpts::default() }, [REQUEST]);
+    assert!(c.process_next_work_item().await);
+    tokio::time::timeout(Duration::from_secs(1), q.get_with_priority()).await.ok().flatten().map(|(_, p)| p)
+}
+
+// upstream: controller_test.go "should retain the priority when the reconciler
+// requests a requeue", "... with RequeueAfter", "... when there was an error"
+#[tokio::test(start_paused = true)]
+async fn should_retain_the_priority() {
+    let requeue = ReconcileResult { requeue: true, ..ReconcileResult::default() };
+    assert_eq!(requeued_priority(Ok(requeue)).await, Some(10));
+    assert_eq!(requeued_priority(Ok(ReconcileResult::requeue_after(100 * MS))).await, Some(10));
+    assert_eq!(requeued_priority(Err(anyhow!("oups, I did it again"))).await, Some(10));
+}
+
+// upstream: controller_test.go "should use the priority from Result when the
+// reconciler requests a requeue", "... with RequeueAfter", "... when there was
+// an error"
+#[tokio::test(start_paused = true)]
+async fn should_use_the_priority_from_result() {
+    let p99 = ReconcileResult { priority: Some(99), ..ReconcileResult::default() };
+    assert_eq!(requeued_priority(Ok(ReconcileResult { requeue: true, ..p99 })).await, Some(99));
+    assert_eq!(requeued_priority(Ok(ReconcileResult { requeue_after: 100 * MS, ..p99 })).await, Some(99));
+    assert_eq!(requeued_priority(Err(with_result(p99, anyhow!("oups, I did it again")))).await, Some(99));
+}
+
+// not upstream (derived from reconcileHandler): a terminal error returned with
+// a result is still terminal, and nothing is requeued at the result's priority
+#[tokio::test(start_paused = true)]
+async fn a_terminal_error_with_a_result_requeues_nothing() {
+    let p99 = ReconcileResult { priority: Some(99), requeue_after: 100 * MS, ..ReconcileResult::default() };
+    let err = with_result(p99, terminal_error(anyhow!("bad spec")));
+    assert!(is_terminal(&err));
+    assert_eq!(err.to_string(), "terminal error: bad spec", "with_result is transparent");
+    assert_eq!(requeued_priority(Err(err)).await, None);
+}
+
+// not upstream: a wrapper around the priority queue (here CallLog) passes the
+// priority of every requeue through; PriorityInterface has no default that
+// could drop it (the trait's compile_fail doc test shows a wrapper must write
+// both methods)
+#[tokio::test(start_paused = true)]
+async fn a_wrapper_around_the_priority_queue_keeps_priorities() {
+    let pq = PriorityQueue::new();
+    let calls = Arc::new(Mutex::new(Vec::new()));
+    let sink = calls.clone();
+    let q = CallLog::new(pq.clone(), move |call| sink.lock().unwrap().push(call));
+    let script = Script::default();
+    script.err(anyhow!("conflict"));
+    let c = Controller::new(q.clone(), script.reconciler());
+    q.add_with_opts(AddOpts { priority: Some(7), ..AddOpts::default() }, [REQUEST]);
+    assert!(c.process_next_work_item().await);
+    assert_eq!(*calls.lock().unwrap(), [r#"add_rate_limited "foo/bar""#, r#"done "foo/bar""#]);
+    advance(5 * MS).await;
+    assert_eq!(q.get_with_priority().await, Some((REQUEST, 7)));
+}
+
 // not upstream: reconcile_handler returns the arm it took, one test per arm
 #[tokio::test(start_paused = true)]
 async fn reconcile_handler_reports_each_arm() {
@@ -607,4 +699,83 @@ async fn start_returns_when_the_queue_is_shut_down_elsewhere() {
     queue.q.shut_down();
     let finished = tokio::time::timeout(Duration::from_secs(60), c.start(source, std::future::pending())).await;
     assert!(finished.is_ok(), "start waited for a shutdown signal although every worker had ended");
+}
+
+// upstream: reconcile_test.go "should handle nil terminal errors properly"
+#[test]
+fn should_handle_nil_terminal_errors_properly() {
+    let err = TerminalError::nil();
+    assert_eq!(err.to_string(), "nil terminal error");
+    assert!(err.inner().is_none() && StdError::source(&err).is_none());
+    assert!(is_terminal(&anyhow::Error::new(err)));
+}
+
+// upstream: controller_test.go "should not configure a timeout if
+// ReconciliationTimeout is zero" and "should not increment when
+// ReconciliationTimeout is zero": Some(Duration::ZERO) is no timeout, as
+// upstream's `if c.ReconciliationTimeout > 0`
+#[tokio::test(start_paused = true)]
+async fn should_not_configure_a_timeout_if_reconciliation_timeout_is_zero() {
+    use faithful_workqueue::prometheus::{ControllerMetrics, samples};
+    use prometheus_client::registry::Registry;
+
+    let mut registry = Registry::default();
+    let options = Options {
+        name: "demo".to_owned(),
+        metrics: Some(ControllerMetrics::register(&mut registry)),
+        reconciliation_timeout: Some(Duration::ZERO),
+        ..Options::default()
+    };
+    let (queue, _limiter) = Recorder::new();
+    let c = Controller::with_options(
+        queue.clone(),
+        |_key: &'static str| async {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            Ok(ReconcileResult::done())
+        },
+        options,
+    );
+    assert_eq!(c.reconcile(REQUEST).await.unwrap(), ReconcileResult::done());
+    let timeouts = samples(&registry)
+        .into_iter()
+        .find(|(s, _)| s.starts_with("controller_runtime_reconcile_timeouts_total"))
+        .map(|(_, v)| v);
+    assert_eq!(timeouts, None, "no timeout counted (the series is created by start or by a first timeout)");
+}
+
+// not upstream: Options::error_log sees every error arm's error, after the
+// switch's queue calls and before done, as upstream logs "Reconciler error"
+#[tokio::test(start_paused = true)]
+async fn error_log_sees_each_error_after_the_queue_calls() {
+    let (q, _limiter) = Recorder::new();
+    let log = q.log.clone();
+    let options = Options {
+        error_log: Some(Arc::new(move |err| log.lock().unwrap().push(format!("log: {err}")))),
+        ..Options::default()
+    };
+    let script = Script::default();
+    let c = controller(&q, &script, options);
+    script.err(anyhow!("connection refused")).err(terminal_error(anyhow!("bad spec"))).then(Step::Panic("boom"));
+    for key in ["a", "b", "c"] {
+        q.q.add(key);
+    }
+    for _ in 0..3 {
+        assert!(c.process_next_work_item().await);
+    }
+    assert_eq!(
+        q.take(),
+        [
+            "get",
+            "add_rate_limited",
+            "log: connection refused",
+            "done",
+            "get",
+            "log: terminal error: bad spec",
+            "done",
+            "get",
+            "add_rate_limited",
+            "log: panic: boom [recovered]",
+            "done",
+        ]
+    );
 }

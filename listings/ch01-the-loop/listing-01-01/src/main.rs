@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use anyhow::anyhow;
 use faithful_workqueue::call_log::CallLog;
-use faithful_workqueue::controller::Controller;
+use faithful_workqueue::controller::{Controller, Options};
 use faithful_workqueue::go_duration::GoDuration;
 use faithful_workqueue::priorityqueue::PriorityQueue;
 use faithful_workqueue::rate_limiting_queue::Interface;
@@ -27,7 +27,8 @@ async fn reconcile(key: Key, attempt: usize) -> anyhow::Result<ReconcileResult> 
         "later" if first => Ok(ReconcileResult::requeue_after(Duration::from_millis(30))),
         "boom" if first => {
             println!("reconcile {key:?} #{attempt} -> panic");
-            panic!("nil map");
+            // The message of the Go runtime error the twin's nil-map write raises.
+            panic!("assignment to entry in nil map");
         }
         _ => Ok(ReconcileResult::done()),
     };
@@ -73,7 +74,10 @@ async fn main() {
     }
 
     // ANCHOR: loop
-    let controller = Controller::new(queue, reconciler);
+    // Print the error of each failed reconcile where upstream logs it.
+    let log = |err: &anyhow::Error| println!("  log: Reconciler error: {err}");
+    let options = Options { error_log: Some(Arc::new(log)), ..Options::default() };
+    let controller = Controller::with_options(queue, reconciler, options);
     // One worker: take an item, reconcile, switch, done. Eight reconciles in
     // all: five first attempts, then the retries of fail, boom and later.
     while reconciles.load(Ordering::SeqCst) < 8 {

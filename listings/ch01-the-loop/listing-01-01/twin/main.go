@@ -19,6 +19,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/go-logr/logr"
 	"sigs.k8s.io/controller-runtime/pkg/controller"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
@@ -69,7 +70,7 @@ func main() {
 		case "boom":
 			say("panic")
 			var m map[string]int
-			m["x"]++ // a real "assignment to entry in nil map" panic
+			m["x"]++ // a real runtime error: "assignment to entry in nil map"
 		}
 		say("success")
 		return reconcile.Result{}, nil
@@ -94,6 +95,9 @@ func main() {
 		// the same priority queue the default NewQueue builds; we only
 		// wrap it.
 		NewQueue: queue.NewQueue,
+		// The controller's logger prints the error of each failed
+		// reconcile into the trace, where it logs "Reconciler error".
+		LogConstructor: func(*string) logr.Logger { return logr.New(reconcilerErrors{}) },
 	})
 	if err != nil {
 		panic(err)
@@ -111,4 +115,19 @@ func main() {
 	mu.Lock()
 	defer mu.Unlock()
 	fmt.Printf("\nreconciles: %d, done calls: %d\n", reconciles, queue.DoneCalls())
+}
+
+// reconcilerErrors is a log sink that prints the controller's "Reconciler
+// error" lines, the error of each failed reconcile, and drops everything else.
+type reconcilerErrors struct{}
+
+func (reconcilerErrors) Init(logr.RuntimeInfo)            {}
+func (reconcilerErrors) Enabled(int) bool                 { return false }
+func (reconcilerErrors) Info(int, string, ...any)         {}
+func (s reconcilerErrors) WithValues(...any) logr.LogSink { return s }
+func (s reconcilerErrors) WithName(string) logr.LogSink   { return s }
+func (reconcilerErrors) Error(err error, msg string, _ ...any) {
+	if msg == "Reconciler error" {
+		fmt.Printf("  log: %s: %v\n", msg, err)
+	}
 }

@@ -431,7 +431,7 @@ impl<T: Clone + Eq + Hash> QueueMetrics<T> {
     }
 
     fn with_depth(name: &str, provider: &dyn MetricsProvider, depth: Depth) -> Self {
-        Self {
+        let metrics = Self {
             depth,
             adds: provider.new_adds_metric(name),
             latency: provider.new_latency_metric(name),
@@ -440,7 +440,14 @@ impl<T: Clone + Eq + Hash> QueueMetrics<T> {
             longest_running_processor: provider.new_longest_running_processor_seconds_metric(name),
             add_times: HashMap::default(),
             processing_start_times: HashMap::default(),
-        }
+        };
+        // Upstream's provider creates each series as the queue asks for it
+        // (`WithLabelValues`), so a new queue's scrape already shows both
+        // gauges at 0, before the first update 500ms later. Setting them is
+        // how a provider here learns of them without counting anything.
+        metrics.unfinished_work_seconds.set(0.0);
+        metrics.longest_running_processor.set(0.0);
+        metrics
     }
 
     pub(crate) fn add(&mut self, item: &T, priority: i32, now: Instant) {
@@ -642,5 +649,25 @@ impl MetricsProvider for InMemoryMetrics {
     }
     fn new_retries_metric(&self, name: &str) -> Arc<dyn CounterMetric> {
         self.field(name, |s, _| s.retries += 1)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::prometheus::{WorkqueueMetricsProvider, samples};
+    use crate::queue::{Queue, QueueConfig};
+    use prometheus_client::registry::Registry;
+    use std::sync::Arc;
+
+    #[tokio::test(start_paused = true)]
+    async fn a_new_named_queue_shows_both_unfinished_work_gauges_at_zero() {
+        let mut registry = Registry::default();
+        let provider = Arc::new(WorkqueueMetricsProvider::register(&mut registry));
+        let _q: Queue<&str> = Queue::with_config(QueueConfig::named("q").metrics_provider(provider));
+        let all = samples(&registry);
+        for gauge in ["workqueue_unfinished_work_seconds", "workqueue_longest_running_processor_seconds"] {
+            let series = format!(r#"{gauge}{{controller="q",name="q"}}"#);
+            assert_eq!(all.iter().find(|(s, _)| *s == series).map(|(_, v)| *v), Some(0.0), "{series}");
+        }
     }
 }

@@ -49,7 +49,7 @@ async fn main() {
     // ANCHOR_END: stall
 
     // ANCHOR: watch
-    let row = |a: &str, b: &str, c: &str, d: &str, e: &str, f: &str| println!("{a:<7}{b:<7}{c:<7}{d:<6}{e:<25}{f}");
+    let row = |a: &str, b: &str, c: &str, d: &str, e: &str, f: &str| println!("{a:<9}{b:<7}{c:<7}{d:<6}{e:<25}{f}");
     row("time", "Len()", "depth", "adds", "unfinished_work_seconds", "longest_running_processor_seconds");
     for at in [1, 10, 60].map(Duration::from_secs) {
         tokio::time::advance(got_at + at - Instant::now()).await;
@@ -66,4 +66,35 @@ async fn main() {
     println!();
     println!("no error, no log line: only the two unfinished-work gauges grow");
     // ANCHOR_END: watch
+
+    // ANCHOR: done
+    // A second key is taken at 1m; obj's done finally comes at 1m30s.
+    println!();
+    queue.add("other");
+    let _other = queue.get().await.expect("other is queued"); // held until the end
+    let other_at = Instant::now();
+    for (at, done) in [(90_000, true), (90_500, false)].map(|(ms, d)| (Duration::from_millis(ms), d)) {
+        tokio::time::advance(got_at + at - Instant::now()).await;
+        settle().await;
+        let longest = read(&registry, "workqueue_longest_running_processor_seconds");
+        row(
+            &GoDuration(at).to_string(),
+            &queue.len().to_string(),
+            &read(&registry, "workqueue_depth").to_string(),
+            &read(&registry, "workqueue_adds_total").to_string(),
+            &read(&registry, "workqueue_unfinished_work_seconds").to_string(),
+            &longest.to_string(),
+        );
+        if done {
+            queue.done(&obj);
+            println!(
+                "done(obj) at {}; other, taken at {}, is still held",
+                GoDuration(at),
+                GoDuration(other_at - got_at)
+            );
+        } else if longest == (Instant::now() - other_at).as_secs_f64() {
+            println!("the longest-running gauge fell to other's age, not to 0");
+        }
+    }
+    // ANCHOR_END: done
 }

@@ -44,7 +44,7 @@ import (
 
 const queueName = "stall"
 
-const rowFormat = "%-7s%-7s%-7s%-6s%-25s%s\n"
+const rowFormat = "%-9s%-7s%-7s%-6s%-25s%s\n"
 
 // The listing goes to twin.Stdout; testing's own output goes to stderr.
 var stdout = twin.Stdout
@@ -82,8 +82,35 @@ func TestStallInMetrics(t *testing.T) {
 				fmt.Sprint(g["workqueue_unfinished_work_seconds"]),
 				fmt.Sprint(g["workqueue_longest_running_processor_seconds"]))
 		}
-	})
+		closing(samples)
 
+		// A second key is taken at 1m; obj's Done finally comes at 1m30s.
+		fmt.Fprintln(stdout)
+		q.Add("other")
+		_, _ = q.Get() // held until the end
+		otherAt := time.Now()
+		for _, at := range []time.Duration{90 * time.Second, 90*time.Second + 500*time.Millisecond} {
+			time.Sleep(time.Until(gotAt.Add(at)))
+			synctest.Wait()
+			g := gather(t)
+			longest := g["workqueue_longest_running_processor_seconds"]
+			fmt.Fprintf(stdout, rowFormat, at, fmt.Sprint(q.Len()),
+				fmt.Sprint(g["workqueue_depth"]),
+				fmt.Sprint(g["workqueue_adds_total"]),
+				fmt.Sprint(g["workqueue_unfinished_work_seconds"]),
+				fmt.Sprint(longest))
+			if at == 90*time.Second {
+				q.Done(item)
+				fmt.Fprintf(stdout, "done(obj) at %s; other, taken at %s, is still held\n", at, otherAt.Sub(gotAt))
+			} else if longest == time.Since(otherAt).Seconds() {
+				fmt.Fprintln(stdout, "the longest-running gauge fell to other's age, not to 0")
+			}
+		}
+	})
+}
+
+// closing prints the sentence under the table only if the samples show it.
+func closing(samples []map[string]float64) {
 	// The closing sentence is printed only if the samples show it: depth
 	// and adds stood still while both unfinished-work gauges kept growing.
 	// (Nothing here returns an error, and the queue has no logger.)

@@ -36,12 +36,16 @@
 //!
 //! # Differences from upstream
 //!
-//! Deliberate, and each documented where it lives:
+//! Deliberate, each documented where it lives and shown by a test in
+//! `tests/differences.rs` (the test named after it), or by the doc test
+//! below for the one a running program cannot show:
 //!
 //! * **Lazy promotion of waiting items instead of goroutines**: where upstream
 //!   runs goroutines that move due items into the queue, the
 //!   [`delaying_queue`] and the [`priorityqueue`] move them at the start of
-//!   every call, and a waiting `get` sleeps until the next ready time.
+//!   every call, and a waiting `get` sleeps until the next ready time. The
+//!   priority queue likewise takes adds at once, where upstream buffers them
+//!   for a goroutine.
 //! * **A second priority-queue shut down is a no-op**: upstream's
 //!   `PriorityQueue.ShutDown` panics when called twice (it closes a channel
 //!   twice), while [`priorityqueue::PriorityQueue::shut_down`] does nothing
@@ -52,7 +56,12 @@
 //!   future and returns `reconciliation timed out after <d>`.
 //! * **No pluggable `Queue` store**: upstream's queue takes a replaceable
 //!   `Queue[T]` container (with its `Touch` hook), while [`queue::Queue`]
-//!   always uses its own FIFO.
+//!   always uses its own FIFO:
+//!
+//!   ```compile_fail,E0560
+//!   use faithful_workqueue::queue::QueueConfig;
+//!   let config = QueueConfig { queue: Vec::<&str>::new(), ..QueueConfig::default() };
+//!   ```
 //! * **A `Duration` cannot be negative**: upstream treats `AddOpts.After <= 0`
 //!   and a negative `AddAfter` delay as "ready now", which here is
 //!   [`Duration::ZERO`](std::time::Duration::ZERO), the only such value.
@@ -66,6 +75,25 @@
 //! * **Ties in ready time are first come, first added**: entries with the same
 //!   ready time come out of the [`delaying_queue`] in the order they were
 //!   added, where upstream's `container/heap` leaves their order unspecified.
+//! * **The token bucket runs on tokio's clock**:
+//!   [`default_rate_limiters::BucketRateLimiter`] refills by tokio's
+//!   `Instant`, so a paused clock drives it; upstream's reads the wall clock.
+//! * **The unfinished-work gauges are refreshed by a tokio task** that a named
+//!   queue with metrics starts only when it is built inside a tokio runtime;
+//!   upstream always starts its goroutine. Outside a runtime,
+//!   [`queue::Queue::update_unfinished_work`] refreshes them.
+//! * **A reconciler returns a result or an error**, where upstream's returns
+//!   both. [`reconcile::with_result`] attaches a result to an error, for the
+//!   one field upstream reads from a failed reconcile, its priority.
+//! * **Errors are reported through [`controller::Options::error_log`]**, called
+//!   with the error alone, where upstream logs `Reconciler error` with the
+//!   request and a reconcile ID, and also logs a warning when a result with
+//!   `RequeueAfter` or `Requeue` came with the error.
+//! * **A recovered panic runs no panic handlers**: upstream calls
+//!   apimachinery's `PanicHandlers` before it turns the panic into an error;
+//!   here Rust's panic hook has already run, once, when the panic happened. A
+//!   payload that is not a string is reported as `non-string panic payload`,
+//!   where Go prints any value.
 #![warn(missing_docs)]
 
 pub mod call_log;

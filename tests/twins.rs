@@ -18,8 +18,8 @@ fn every_go_twin_prints_its_committed_output() {
     let mut twins = 0;
     for dir in common::listing_dirs() {
         let twin = dir.join("twin");
-        if !twin.is_dir() {
-            continue;
+        if !twin.is_dir() || common::needs_api_server(&dir) {
+            continue; // api_server.rs runs those, against a real control plane
         }
         twins += 1;
         let name = dir.file_name().unwrap().to_string_lossy().to_string();

@@ -34,6 +34,11 @@ impl Listing {
         let svg = self.dir.join("output.svg");
         if svg.exists() { svg } else { self.dir.join("output.txt") }
     }
+    /// Whether the listing runs against a real API server (its manifest says
+    /// so); the suite runs those in the API-server step only.
+    pub fn needs_api_server(&self) -> bool {
+        needs_api_server(&self.dir)
+    }
     pub fn twin_dir(&self) -> PathBuf {
         self.dir.join("twin")
     }
@@ -60,6 +65,12 @@ pub fn listing_dirs() -> Vec<PathBuf> {
         }
     }
     dirs
+}
+
+/// Whether the listing in `dir` runs against a real API server: its
+/// manifest has `needs-api-server = true` under `[package.metadata.book]`.
+pub fn needs_api_server(dir: &Path) -> bool {
+    fs::read_to_string(dir.join("Cargo.toml")).is_ok_and(|m| m.lines().any(|l| l.trim() == "needs-api-server = true"))
 }
 
 /// The Rust listings (directories with a Cargo.toml).

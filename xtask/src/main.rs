@@ -9,6 +9,9 @@
 //! cargo xtask bless              rewrite stale committed outputs, then review `git diff`
 //! cargo xtask install-mdbook     install the pinned mdBook into .tools/
 //! cargo xtask perf [--readme]    Rust crate against client-go and controller-runtime, one table
+//! cargo xtask control-plane      build etcd, kube-apiserver and promtool where they are missing
+//! cargo xtask cluster up|down    a control plane for readers, with a kubeconfig in target/cluster/
+//! cargo xtask api-server-test    only the listings that run against a real API server
 //! ```
 //!
 //! It uses only the standard library, so it builds in a second.
@@ -19,6 +22,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
 mod cache;
+mod control_plane;
 mod perf;
 
 use cache::{Inputs, Policy, cached};
@@ -39,6 +43,12 @@ fn main() -> ExitCode {
         Some("bless") => bless(),
         Some("install-mdbook") => mdbook().map(|path| println!("{}", path.display())),
         Some("perf") => perf::perf(&args[1..]),
+        Some("control-plane") => control_plane::ensure_binaries().map(|b| {
+            println!("etcd and kube-apiserver: {}", b.assets.display());
+            println!("promtool: {}", b.promtool.display());
+        }),
+        Some("cluster") => control_plane::cluster(&args[1..]),
+        Some("api-server-test") => api_server_test(),
         _ => Err(USAGE.to_owned()),
     };
     match result {
@@ -50,7 +60,7 @@ fn main() -> ExitCode {
     }
 }
 
-const USAGE: &str = "usage: cargo xtask <book | test | book-test [mdbook test args] | browser-test | lint | bless | install-mdbook | perf [--readme]>";
+const USAGE: &str = "usage: cargo xtask <book | test | book-test [mdbook test args] | browser-test | lint | bless | install-mdbook | perf [--readme] | control-plane | cluster <up | down | status> | api-server-test>";
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask/ is inside the workspace").to_path_buf()
@@ -129,6 +139,22 @@ fn test(policy: Policy) -> Result {
 
     model_check()?;
     lint()?;
+
+    // The listings that talk to a real API server: one control plane for
+    // all of them, stopped before the next step (also when one fails).
+    let api_server = Inputs::new()
+        .paths(&[
+            "listings",
+            "tools/control-plane",
+            "tests/api_server.rs",
+            "tests/common",
+            "Cargo.toml",
+            "Cargo.lock",
+            "xtask/src",
+        ])
+        .command("rustc", &["-vV"])
+        .command("go", &["version"]);
+    cached("api-server", api_server, policy, api_server_test)?;
 
     // What every block of the book compiles against: the chapters, the
     // listings they include, the crates the listings use, the toolchain.
@@ -393,6 +419,29 @@ fn book_test(args: &[String]) -> Result {
     let mut test = Command::new(mdbook);
     test.current_dir(root()).arg("test").arg("-L").arg(&lib_dir).args(args);
     run(test, "mdbook test (every Rust block of every chapter)")
+}
+
+/// Starts one control plane (building it first where needed), runs the
+/// API-server listings and their twins against it (`tests/api_server.rs`),
+/// and stops it, checking that no etcd or kube-apiserver survives.
+fn api_server_test() -> Result {
+    let kubeconfig = root().join("target/api-server/kubeconfig");
+    fs::create_dir_all(kubeconfig.parent().expect("has a parent")).map_err(|e| e.to_string())?;
+    // Built before the control plane starts, so that it is not up (and
+    // holding memory) during a long compile.
+    let mut build = cargo();
+    build.args(["test", "--locked", "--no-run", "-p", "forget-is-not-delete", "--test", "api_server"]);
+    run(build, "building the API-server test")?;
+    let cluster = control_plane::Cluster::start(&kubeconfig)?;
+    let mut test = cargo();
+    test.args(["test", "--locked", "-p", "forget-is-not-delete", "--test", "api_server", "--", "--test-threads=1"])
+        .env("KUBECONFIG", &cluster.kubeconfig)
+        .env("PROMTOOL", &cluster.binaries.promtool)
+        .env("KUBEBUILDER_ASSETS", &cluster.binaries.assets)
+        .env("CLUSTER_SUPERVISOR", root().join("target/cluster/cluster"));
+    let tested = run(test, "the listings against the real API server, and their Go twins");
+    let stopped = cluster.stop();
+    tested.and(stopped)
 }
 
 fn bless() -> Result {

@@ -101,6 +101,7 @@ pub mod controller;
 pub mod default_rate_limiters;
 pub mod delaying_queue;
 pub mod go_duration;
+pub mod handler;
 mod hash;
 pub mod metrics;
 pub mod priorityqueue;

@@ -1,0 +1,151 @@
+//! What every listing of the API-server chapter needs and no reader needs to
+//! see (the Go twins have the same in `listings/internal/apiserver`).
+//!
+//! These listings run against a real kube-apiserver, so they are the only
+//! ones that wait in real time. Every wait is bounded and ends on observed
+//! state; one that runs out is an error naming the listing and what it
+//! waited for. They print nothing that varies between runs: no resource
+//! versions, UIDs, timestamps, ports or namespace names.
+
+use std::collections::BTreeMap;
+use std::future::Future;
+use std::time::Duration;
+
+use std::pin::pin;
+use std::sync::{Arc, Mutex};
+
+use anyhow::{Context, Result, anyhow};
+use faithful_workqueue::rate_limiting_queue::RateLimitingQueue;
+use futures::TryStreamExt;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
+use kube::api::{ObjectMeta, PostParams};
+use kube::runtime::{WatchStreamExt, watcher};
+use kube::{Api, Client, ResourceExt};
+
+/// How long any one wait may take. Generous: the suite runs these listings
+/// on a busy two-core machine.
+pub const BOUND: Duration = Duration::from_secs(60);
+
+/// A client for the control plane that `KUBECONFIG` names (`cargo xtask
+/// cluster up` writes one; the suite sets it).
+pub async fn client() -> Result<Client> {
+    if std::env::var_os("KUBECONFIG").is_none() {
+        return Err(anyhow!(
+            "KUBECONFIG is not set: start a control plane with `cargo xtask cluster up` and use the kubeconfig it prints"
+        ));
+    }
+    Client::try_default().await.context("connecting to the API server named by KUBECONFIG")
+}
+
+/// Creates a namespace with a random name and returns the name. The name
+/// varies, so it is never printed. envtest runs no namespace controller, so a
+/// deleted namespace would stay `Terminating`: a fresh one per run keeps runs
+/// apart instead.
+pub async fn namespace(client: &Client, prefix: &str) -> Result<String> {
+    let name = format!("{prefix}-{:08x}", std::process::id() ^ random_bits());
+    let ns = Namespace {
+        metadata: ObjectMeta { name: Some(name.clone()), ..ObjectMeta::default() },
+        ..Namespace::default()
+    };
+    Api::<Namespace>::all(client.clone())
+        .create(&PostParams::default(), &ns)
+        .await
+        .with_context(|| format!("creating namespace {name}"))?;
+    Ok(name)
+}
+
+/// A few bits that differ between runs (no `rand` dependency for this).
+fn random_bits() -> u32 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u8(0);
+    hasher.finish() as u32
+}
+
+/// Creates a ConfigMap with one data entry.
+pub async fn config_map(api: &Api<ConfigMap>, name: &str, key: &str, value: &str) -> Result<()> {
+    let cm = ConfigMap {
+        metadata: ObjectMeta { name: Some(name.to_owned()), ..ObjectMeta::default() },
+        data: Some(BTreeMap::from([(key.to_owned(), value.to_owned())])),
+        ..ConfigMap::default()
+    };
+    api.create(&PostParams::default(), &cm).await.with_context(|| format!("creating ConfigMap {name}"))?;
+    Ok(())
+}
+
+/// Sets one data entry of a ConfigMap (a read, then an update).
+pub async fn set_data(api: &Api<ConfigMap>, name: &str, key: &str, value: &str) -> Result<()> {
+    let mut cm = api.get(name).await.with_context(|| format!("reading ConfigMap {name}"))?;
+    cm.data.get_or_insert_with(BTreeMap::new).insert(key.to_owned(), value.to_owned());
+    api.replace(name, &PostParams::default(), &cm).await.with_context(|| format!("updating ConfigMap {name}"))?;
+    Ok(())
+}
+
+/// Awaits `future` for at most [`BOUND`]; running out is an error that says
+/// what was awaited.
+pub async fn within<T>(what: &str, future: impl Future<Output = T>) -> Result<T> {
+    tokio::time::timeout(BOUND, future).await.map_err(|_| anyhow!("waited {}s for {what}", BOUND.as_secs()))
+}
+
+/// The next value from `rx`, within [`BOUND`].
+pub async fn receive<T>(rx: &mut tokio::sync::mpsc::UnboundedReceiver<T>, what: &str) -> Result<T> {
+    within(what, rx.recv()).await?.ok_or_else(|| anyhow!("the channel closed while waiting for {what}"))
+}
+
+/// An informer's cache: object name to object.
+pub type Cache = Arc<Mutex<BTreeMap<String, ConfigMap>>>;
+
+/// The informer of client-go's sample-controller, for ConfigMaps: every
+/// object the watch lists or changes goes into `cache`, then its name into
+/// `queue` (sample-controller's `AddFunc` and `UpdateFunc` both enqueue).
+/// Returns once the initial list is in the cache (`WaitForCacheSync`); the
+/// watch goes on in a task of its own.
+pub async fn enqueue_every_change(api: Api<ConfigMap>, cache: Cache, queue: RateLimitingQueue<String>) -> Result<()> {
+    let (synced_tx, synced_rx) = tokio::sync::oneshot::channel();
+    tokio::spawn(async move {
+        let mut synced = Some(synced_tx);
+        let mut events = pin!(watcher(api, watcher::Config::default()).default_backoff());
+        while let Ok(Some(event)) = events.try_next().await {
+            match event {
+                watcher::Event::InitApply(cm) | watcher::Event::Apply(cm) => {
+                    let name = cm.name_any();
+                    cache.lock().unwrap().insert(name.clone(), cm);
+                    queue.add(name);
+                }
+                watcher::Event::Delete(cm) => {
+                    cache.lock().unwrap().remove(&cm.name_any());
+                }
+                watcher::Event::InitDone => {
+                    if let Some(tx) = synced.take() {
+                        let _ = tx.send(());
+                    }
+                }
+                watcher::Event::Init => {}
+            }
+        }
+    });
+    within("the informer's initial list", synced_rx).await?.context("the watch ended before its initial list")
+}
+
+/// The "step" entry of a cached ConfigMap's data, as a number.
+pub fn step_of(cache: &Cache, name: &str) -> Option<u32> {
+    cache.lock().unwrap().get(name)?.data.as_ref()?.get("step")?.parse().ok()
+}
+
+/// Waits until `cond` holds, checking it again each time `changed` yields;
+/// at most [`BOUND`] in all. Running out is an error naming `what`.
+pub async fn until(
+    changed: &mut tokio::sync::mpsc::UnboundedReceiver<()>,
+    mut cond: impl FnMut() -> bool,
+    what: &str,
+) -> Result<()> {
+    within(what, async {
+        while !cond() {
+            if changed.recv().await.is_none() {
+                return Err(anyhow!("the channel closed while waiting for {what}"));
+            }
+        }
+        Ok(())
+    })
+    .await?
+}

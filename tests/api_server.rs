@@ -1,0 +1,216 @@
+//! The listings that run against a real API server, and their Go twins.
+//!
+//! `cargo xtask test` (or `cargo xtask api-server-test`) builds the control
+//! plane where it is missing, starts one (etcd and kube-apiserver, through
+//! envtest), runs this test with `KUBECONFIG` pointing at it, and stops it.
+//! Each listing and each twin must print its committed output, as in
+//! `outputs.rs` and `twins.rs`; the rule files are tested with promtool; and
+//! the supervisor that starts the control plane is killed on purpose to show
+//! that etcd and kube-apiserver die with it.
+//!
+//! These are the only tests that wait in real time. Every wait is bounded:
+//! a listing that runs longer than [`LISTING_BOUND`] is killed and named.
+
+mod common;
+
+use std::fs;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// How long one listing or twin may run (each bounds its own waits to 60 s).
+const LISTING_BOUND: Duration = Duration::from_secs(180);
+
+fn env_path(name: &str) -> PathBuf {
+    PathBuf::from(std::env::var_os(name).unwrap_or_else(|| {
+        panic!("{name} is not set: run this test with `cargo xtask api-server-test`, which starts a control plane")
+    }))
+}
+
+/// Runs `cmd` for at most [`LISTING_BOUND`], returning its stdout, or an
+/// error naming `what` with its stderr.
+fn run_bounded(mut cmd: Command, what: &str) -> Result<String, String> {
+    let mut child =
+        cmd.stdout(Stdio::piped()).stderr(Stdio::piped()).spawn().map_err(|e| format!("{what}: cannot start: {e}"))?;
+    let mut stdout = child.stdout.take().unwrap();
+    let mut stderr = child.stderr.take().unwrap();
+    let out = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stdout.read_to_string(&mut s);
+        s
+    });
+    let err = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = stderr.read_to_string(&mut s);
+        s
+    });
+    let started = Instant::now();
+    let status = loop {
+        if let Some(status) = child.try_wait().map_err(|e| e.to_string())? {
+            break Some(status);
+        }
+        if started.elapsed() > LISTING_BOUND {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let (stdout, stderr) = (out.join().unwrap(), err.join().unwrap());
+    match status {
+        None => Err(format!(
+            "{what} did not finish within {}s and was killed; its stderr:\n{stderr}",
+            LISTING_BOUND.as_secs()
+        )),
+        Some(s) if !s.success() => Err(format!("{what} exited with {s}; its stderr:\n{stderr}")),
+        Some(_) => Ok(stdout),
+    }
+}
+
+#[test]
+fn every_api_server_listing_and_twin_prints_its_committed_output() {
+    let kubeconfig = env_path("KUBECONFIG");
+    assert!(kubeconfig.is_file(), "KUBECONFIG={} does not exist", kubeconfig.display());
+    let listings: Vec<_> = common::rust_listings().into_iter().filter(|l| l.needs_api_server()).collect();
+    assert!(!listings.is_empty(), "no listing says needs-api-server = true");
+    let names: Vec<String> = listings.iter().map(|l| l.name.clone()).collect();
+    let exes = common::build_executables(&names);
+    let go = common::go_or_skip("the Go twins of the API-server listings");
+    let bin_dir = common::root().join("target/twins");
+    fs::create_dir_all(&bin_dir).unwrap();
+
+    let mut failures = Vec::new();
+    for listing in &listings {
+        let exe = exes
+            .get(&listing.name.replace('-', "_"))
+            .or_else(|| exes.get(&listing.name))
+            .unwrap_or_else(|| panic!("cargo built no executable for {}", listing.name));
+        let mut cmd = Command::new(exe);
+        cmd.current_dir(&listing.dir).env_remove("RUST_BACKTRACE");
+        match run_bounded(cmd, &format!("{} (`cargo run -p {}`)", listing.rel(), listing.name)) {
+            Ok(printed) => failures.extend(common::check_fresh(&listing.name, &listing.output(), &printed)),
+            Err(e) => failures.push(e),
+        }
+
+        let twin = listing.twin_dir();
+        let Some(go) = go.as_deref() else { continue };
+        if !twin.is_dir() {
+            continue;
+        }
+        let package = format!("./{}", twin.strip_prefix(common::root().join("listings")).unwrap().display());
+        let bin = bin_dir.join(&listing.name);
+        let mut build = common::go_command(go);
+        build.args(["build", "-o"]).arg(&bin).arg(&package);
+        common::stdout_of(build, &format!("building the Go twin {package}"));
+        let mut run = Command::new(&bin);
+        run.current_dir(&twin);
+        let printed = match run_bounded(run, &format!("the Go twin {package}")) {
+            Ok(printed) => printed,
+            Err(e) => {
+                failures.push(e);
+                continue;
+            }
+        };
+        let own = twin.join("output.txt");
+        if own.exists() {
+            failures.extend(common::check_fresh(&format!("Go twin of {}", listing.name), &own, &printed));
+        } else {
+            let rust = fs::read_to_string(listing.output()).unwrap_or_default();
+            if rust != printed {
+                failures.push(format!(
+                    "Go twin of {} ({package}) differs from the Rust listing's output.txt (- Rust, + Go):\n{}\
+                     the Rust port and the Go code disagree: fix the port, not the file\n",
+                    listing.name,
+                    common::line_diff(&rust, &printed)
+                ));
+            }
+        }
+    }
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+/// Starts a second control plane with the supervisor and waits for "ready";
+/// returns the child and the PIDs of its etcd and kube-apiserver.
+fn start_supervisor(dir: &Path) -> (std::process::Child, Vec<u32>) {
+    let supervisor = env_path("CLUSTER_SUPERVISOR");
+    let mut child = Command::new(&supervisor)
+        .arg("-kubeconfig")
+        .arg(dir.join("kubeconfig"))
+        .arg("-stop-when-stdin-closes")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .unwrap_or_else(|e| panic!("starting {}: {e}", supervisor.display()));
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    // The supervisor bounds its own start (120 s) and exits if it runs out.
+    let first = lines.next().and_then(Result::ok);
+    assert_eq!(first.as_deref(), Some("ready"), "the supervisor did not start a control plane");
+    let processes = children_of(child.id());
+    let names: Vec<String> = processes.iter().map(|pid| command_name(*pid)).collect();
+    assert_eq!(names, ["etcd", "kube-apiserver"], "the supervisor's children (PIDs {processes:?})");
+    (child, processes)
+}
+
+fn children_of(pid: u32) -> Vec<u32> {
+    let mut children: Vec<u32> = fs::read_dir("/proc")
+        .unwrap()
+        .flatten()
+        .filter_map(|e| e.file_name().to_string_lossy().parse::<u32>().ok())
+        .filter(|child| {
+            fs::read_to_string(format!("/proc/{child}/stat")).ok().is_some_and(|stat| {
+                stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1)?.parse::<u32>().ok())
+                    == Some(pid)
+            })
+        })
+        .collect();
+    children.sort_by_key(|pid| command_name(*pid));
+    children
+}
+
+fn command_name(pid: u32) -> String {
+    fs::read_to_string(format!("/proc/{pid}/comm")).map(|s| s.trim().to_owned()).unwrap_or_default()
+}
+
+fn alive(pid: u32) -> bool {
+    fs::read_to_string(format!("/proc/{pid}/stat"))
+        .is_ok_and(|stat| stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().next()) != Some("Z"))
+}
+
+/// Waits (at most 30 s) until none of `pids` is alive. Survivors are
+/// killed before the test fails, so that a failure leaks no process.
+fn wait_gone(pids: &[u32], what: &str) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while pids.iter().any(|pid| alive(*pid)) {
+        if Instant::now() > deadline {
+            for pid in pids {
+                let _ = Command::new("kill").arg("-KILL").arg(pid.to_string()).status();
+            }
+            panic!("{what}: PIDs {pids:?} were still alive after 30 s (now killed)");
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// No etcd or kube-apiserver outlives what started it: not when the suite
+/// that holds the supervisor's stdin goes away, and not even when the
+/// supervisor itself is killed outright.
+#[test]
+fn the_control_plane_dies_with_whatever_started_it() {
+    let dir = common::root().join("target/api-server/lifetime");
+    fs::create_dir_all(&dir).unwrap();
+
+    // The suite goes away: its end of the supervisor's stdin closes.
+    let (mut child, processes) = start_supervisor(&dir);
+    drop(child.stdin.take());
+    let status = child.wait().unwrap();
+    assert!(status.success(), "the supervisor stopped with {status}");
+    wait_gone(&processes, "after the supervisor's stdin closed");
+
+    // The supervisor is killed with SIGKILL and cannot clean up.
+    let (mut child, processes) = start_supervisor(&dir);
+    child.kill().unwrap();
+    child.wait().unwrap();
+    wait_gone(&processes, "after the supervisor was killed");
+}

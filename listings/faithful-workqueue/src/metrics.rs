@@ -220,8 +220,8 @@ pub trait MetricsProvider: Send + Sync {
     /// use faithful_workqueue::prometheus::WorkqueueMetricsProvider;
     /// use prometheus_client::registry::Registry;
     ///
-    /// // The default: no depth by priority, so the priority queue uses new_depth_metric.
-    /// assert!(InMemoryMetrics::default().new_depth_metric_with_priority("q").is_none());
+    /// // The default method returns None; both providers of this crate have one.
+    /// assert!(InMemoryMetrics::default().new_depth_metric_with_priority("q").is_some());
     /// let provider = WorkqueueMetricsProvider::register(&mut Registry::default());
     /// assert!(provider.new_depth_metric_with_priority("q").is_some());
     /// ```
@@ -542,8 +542,36 @@ pub struct InMemoryMetrics {
 /// ```
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct MetricsSnapshot {
-    /// `workqueue_depth`.
+    /// `workqueue_depth`, all priorities together.
     pub depth: i64,
+    /// `workqueue_depth` by priority, as the priority queue reports it: one
+    /// entry per priority it has reported, kept at 0 when it empties, as a
+    /// Prometheus series is. Empty for client-go's queues, which report depth
+    /// without priorities.
+    ///
+    /// ```
+    /// use faithful_workqueue::default_rate_limiters::priority_queue_default_rate_limiter;
+    /// use faithful_workqueue::metrics::InMemoryMetrics;
+    /// use faithful_workqueue::priorityqueue::{AddOpts, PriorityQueue, LOW_PRIORITY};
+    /// use faithful_workqueue::queue::QueueConfig;
+    /// use std::collections::BTreeMap;
+    /// use std::sync::Arc;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let metrics = Arc::new(InMemoryMetrics::default());
+    /// let config = QueueConfig::named("pq").metrics_provider(metrics.clone());
+    /// let q = PriorityQueue::with_config(priority_queue_default_rate_limiter(), config);
+    /// q.add_with_opts(AddOpts { priority: Some(LOW_PRIORITY), ..AddOpts::default() }, ["a", "b"]);
+    /// q.add("c");
+    /// q.add("a"); // raised to 0: one unit of depth moves from -100 to 0
+    /// assert_eq!(metrics.snapshot("pq").depth_by_priority, BTreeMap::from([(LOW_PRIORITY, 1), (0, 2)]));
+    /// let _ = q.get().await; // "c", the first at priority 0
+    /// let s = metrics.snapshot("pq");
+    /// assert_eq!((s.depth, s.depth_by_priority), (2, BTreeMap::from([(LOW_PRIORITY, 1), (0, 1)])));
+    /// # }
+    /// ```
+    pub depth_by_priority: std::collections::BTreeMap<i32, i64>,
     /// `workqueue_adds_total`.
     pub adds: u64,
     /// `workqueue_retries_total`.
@@ -628,7 +656,31 @@ impl InMemoryMetrics {
     }
 }
 
+/// The depth by priority of one queue's snapshot: each unit counts in the
+/// total and in its priority's entry.
+struct PriorityDepth(Arc<InMemoryQueueMetrics>);
+
+impl PriorityDepth {
+    fn apply(&self, priority: i32, delta: i64) {
+        let mut values = self.0.values.lock().unwrap();
+        values.depth += delta;
+        *values.depth_by_priority.entry(priority).or_default() += delta;
+    }
+}
+
+impl DepthMetricWithPriority for PriorityDepth {
+    fn inc(&self, priority: i32) {
+        self.apply(priority, 1);
+    }
+    fn dec(&self, priority: i32) {
+        self.apply(priority, -1);
+    }
+}
+
 impl MetricsProvider for InMemoryMetrics {
+    fn new_depth_metric_with_priority(&self, name: &str) -> Option<Arc<dyn DepthMetricWithPriority>> {
+        Some(Arc::new(PriorityDepth(self.queue(name))))
+    }
     fn new_depth_metric(&self, name: &str) -> Arc<dyn GaugeMetric> {
         self.field(name, |s, v| s.depth += v as i64)
     }

@@ -17,9 +17,7 @@ use faithful_workqueue::default_rate_limiters::{
 };
 use faithful_workqueue::go_duration::GoDuration;
 use faithful_workqueue::priorityqueue::{PriorityInterface, PriorityQueue};
-use faithful_workqueue::rate_limiting_queue::{
-    DelayingInterface as _, Interface as _, RateLimitingInterface as _, RateLimitingQueue,
-};
+use faithful_workqueue::rate_limiting_queue::RateLimitingQueue;
 use faithful_workqueue::reconcile::{ReconcileResult, terminal_error};
 use futures::channel::mpsc;
 use futures::future::BoxFuture;

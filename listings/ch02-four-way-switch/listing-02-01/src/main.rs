@@ -82,5 +82,6 @@ async fn main() {
     println!();
     println!("TerminalError message : {err}");
     println!("source()              : {}", err.source().expect("a terminal error wraps its cause"));
+    println!("TerminalError::nil()  : {}", TerminalError::nil()); // upstream's TerminalError(nil)
     // ANCHOR_END: message
 }

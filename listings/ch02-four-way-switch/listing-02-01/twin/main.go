@@ -114,4 +114,5 @@ func main() {
 	fmt.Println()
 	fmt.Printf("TerminalError message : %s\n", terminal.Error())
 	fmt.Printf("Unwrap()              : %s\n", errors.Unwrap(terminal).Error())
+	fmt.Printf("TerminalError(nil)    : %s\n", reconcile.TerminalError(nil).Error())
 }

@@ -80,6 +80,11 @@ fn every_api_server_listing_and_twin_prints_its_committed_output() {
     let bin_dir = common::root().join("target/twins");
     fs::create_dir_all(&bin_dir).unwrap();
 
+    // Listings that scrape /metrics write their scrapes here, for promtool.
+    let scrapes = common::root().join("target/api-server/scrapes");
+    let _ = fs::remove_dir_all(&scrapes);
+    fs::create_dir_all(&scrapes).unwrap();
+
     let mut failures = Vec::new();
     for listing in &listings {
         let exe = exes
@@ -87,7 +92,7 @@ fn every_api_server_listing_and_twin_prints_its_committed_output() {
             .or_else(|| exes.get(&listing.name))
             .unwrap_or_else(|| panic!("cargo built no executable for {}", listing.name));
         let mut cmd = Command::new(exe);
-        cmd.current_dir(&listing.dir).env_remove("RUST_BACKTRACE");
+        cmd.current_dir(&listing.dir).env_remove("RUST_BACKTRACE").env("SCRAPES_DIR", &scrapes);
         match run_bounded(cmd, &format!("{} (`cargo run -p {}`)", listing.rel(), listing.name)) {
             Ok(printed) => failures.extend(common::check_fresh(&listing.name, &listing.output(), &printed)),
             Err(e) => failures.push(e),
@@ -104,7 +109,7 @@ fn every_api_server_listing_and_twin_prints_its_committed_output() {
         build.args(["build", "-o"]).arg(&bin).arg(&package);
         common::stdout_of(build, &format!("building the Go twin {package}"));
         let mut run = Command::new(&bin);
-        run.current_dir(&twin);
+        run.current_dir(&twin).env("SCRAPES_DIR", &scrapes);
         let printed = match run_bounded(run, &format!("the Go twin {package}")) {
             Ok(printed) => printed,
             Err(e) => {
@@ -127,7 +132,38 @@ fn every_api_server_listing_and_twin_prints_its_committed_output() {
             }
         }
     }
+    failures.extend(lint_scrapes(&scrapes, go.is_some()));
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+/// `promtool check metrics` over every scrape the listings wrote: the Go
+/// Manager's and the Rust controller's `/metrics`, as a Prometheus server
+/// would read them.
+fn lint_scrapes(dir: &Path, with_go: bool) -> Vec<String> {
+    let promtool = env_path("PROMTOOL");
+    let files = common::sorted_entries(dir);
+    let expected = if with_go { 4 } else { 2 };
+    let mut failures = Vec::new();
+    if files.len() < expected {
+        failures.push(format!("expected {expected} scrapes in {}, found {files:?}", dir.display()));
+    }
+    for file in files {
+        let out = Command::new(&promtool)
+            .args(["check", "metrics"])
+            .stdin(fs::File::open(&file).unwrap())
+            .output()
+            .expect("promtool can be started");
+        if !out.status.success() {
+            failures.push(format!(
+                "promtool check metrics < {}: {}\n{}{}",
+                file.display(),
+                out.status,
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            ));
+        }
+    }
+    failures
 }
 
 /// Starts a second control plane with the supervisor and waits for "ready";
@@ -213,4 +249,20 @@ fn the_control_plane_dies_with_whatever_started_it() {
     child.kill().unwrap();
     child.wait().unwrap();
     wait_gone(&processes, "after the supervisor was killed");
+}
+
+/// The alert rule of chapters 10 and 13 (`listings/alerts/`): promtool
+/// checks it and runs its tests (it fires for a key that is never done, and
+/// stays silent for a healthy queue and for a long reconcile that finishes).
+#[test]
+fn the_stall_alert_passes_its_rule_tests() {
+    let promtool = env_path("PROMTOOL");
+    let alerts = common::root().join("listings/alerts");
+    for args in [["check", "rules", "workqueue-stall.rules.yml"], ["test", "rules", "workqueue-stall.test.yml"]] {
+        let mut cmd = Command::new(&promtool);
+        cmd.current_dir(&alerts).args(args);
+        if let Err(e) = run_bounded(cmd, &format!("promtool {}", args.join(" "))) {
+            panic!("{e}");
+        }
+    }
 }

@@ -149,3 +149,83 @@ pub async fn until(
     })
     .await?
 }
+
+/// Reading a Prometheus text exposition (listing 13-4; the Go twins have the
+/// same in `listings/internal/scrape`).
+pub mod scrape {
+    use std::future::Future;
+    use std::time::Duration;
+
+    use anyhow::{Result, bail};
+
+    /// The sum of the samples of `metric` whose labels include
+    /// `controller="<controller>"` and every one of `matchers` (such as
+    /// `result="success"`); 0 when there is none.
+    pub fn value(scrape: &str, metric: &str, controller: &str, matchers: &[&str]) -> f64 {
+        let controller = format!("controller=\"{controller}\"");
+        scrape
+            .lines()
+            .filter_map(|line| line.strip_prefix(metric)?.strip_prefix('{')?.split_once("} "))
+            .filter(|(labels, _)| {
+                let labels: Vec<&str> = labels.split(',').collect();
+                labels.contains(&controller.as_str()) && matchers.iter().all(|m| labels.contains(m))
+            })
+            .filter_map(|(_, value)| value.split_whitespace().next()?.parse::<f64>().ok())
+            .sum()
+    }
+
+    /// Scrapes with `get` every 100ms until `cond` holds, for at most
+    /// [`BOUND`](crate::BOUND), and returns that scrape.
+    pub async fn until<F: Future<Output = Option<String>>>(
+        mut get: impl FnMut() -> F,
+        cond: impl Fn(&str) -> bool,
+        what: &str,
+    ) -> Result<String> {
+        let deadline = tokio::time::Instant::now() + crate::BOUND;
+        let mut tick = tokio::time::interval(Duration::from_millis(100));
+        loop {
+            tick.tick().await;
+            if let Some(s) = get().await.filter(|s| cond(s)) {
+                return Ok(s);
+            }
+            if tokio::time::Instant::now() > deadline {
+                bail!("scraped /metrics for {}s without seeing {what}", crate::BOUND.as_secs());
+            }
+        }
+    }
+
+    /// Prints, for the metrics the chapter discusses, how the second scrape
+    /// compares with the first.
+    pub fn compare(first: &str, second: &str, controller: &str) -> Result<()> {
+        println!("GET /metrics twice while one reconcile has not returned (controller={controller:?}):");
+        println!("{:<52} second scrape", "metric");
+        for m in ["workqueue_longest_running_processor_seconds", "workqueue_unfinished_work_seconds"] {
+            let (a, b) = (value(first, m, controller, &[]), value(second, m, controller, &[]));
+            let verdict = if b > a {
+                "higher"
+            } else if b < a {
+                "lower"
+            } else {
+                "the same"
+            };
+            println!("{m:<52} {verdict}");
+        }
+        for (name, matcher) in [
+            ("controller_runtime_reconcile_total", Some(r#"result="success""#)),
+            ("controller_runtime_active_workers", None),
+            ("workqueue_depth", None),
+        ] {
+            let matchers: Vec<&str> = matcher.into_iter().collect();
+            let label = match matcher {
+                Some(m) => format!("{name}{{{m}}}"),
+                None => name.to_owned(),
+            };
+            let (a, b) = (value(first, name, controller, &matchers), value(second, name, controller, &matchers));
+            println!("{label:<52} {b}, as in the first");
+            if a != b {
+                bail!("{label} changed between the scrapes");
+            }
+        }
+        Ok(())
+    }
+}

@@ -104,6 +104,48 @@ pub fn encode(registry: &Registry) -> String {
     out
 }
 
+/// The same exposition in Prometheus's classic text format (version 0.0.4),
+/// for a scraper that does not ask for OpenMetrics, and for `promtool check
+/// metrics`, which reads only this format.
+///
+/// The two formats differ where this crate's metrics are concerned in two
+/// ways: OpenMetrics names a counter family without its `_total` suffix on
+/// the `# HELP` and `# TYPE` lines (the samples carry it), and ends with
+/// `# EOF`. The classic format names the family as its samples are named,
+/// and has no end marker.
+///
+/// ```
+/// use faithful_workqueue::prometheus::{ControllerMetrics, encode_prometheus_text};
+/// use prometheus_client::registry::Registry;
+///
+/// let mut registry = Registry::default();
+/// ControllerMetrics::register(&mut registry).init("demo", 1);
+/// let text = encode_prometheus_text(&registry);
+/// assert!(text.contains("# TYPE controller_runtime_reconcile_total counter\n"));
+/// assert!(!text.contains("# EOF"));
+/// ```
+pub fn encode_prometheus_text(registry: &Registry) -> String {
+    let open_metrics = encode(registry);
+    let counters: Vec<&str> = open_metrics
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE ")?.strip_suffix(" counter"))
+        .collect();
+    let mut out = String::with_capacity(open_metrics.len());
+    for line in open_metrics.lines() {
+        if line == "# EOF" || line.starts_with("# UNIT ") {
+            continue;
+        }
+        let renamed = ["# HELP ", "# TYPE "].iter().find_map(|prefix| {
+            let rest = line.strip_prefix(prefix)?;
+            let (name, tail) = rest.split_once(' ')?;
+            counters.contains(&name).then(|| format!("{prefix}{name}_total {tail}"))
+        });
+        out.push_str(renamed.as_deref().unwrap_or(line));
+        out.push('\n');
+    }
+    out
+}
+
 /// A sample line's labels without `le`, which tells a histogram's buckets apart.
 fn series_labels(line: &str) -> String {
     let Some(open) = line.find('{') else { return String::new() };
@@ -375,12 +417,12 @@ impl WorkqueueMetricsProvider {
             "workqueue_unfinished_work_seconds",
             "How many seconds of work has been done that is in progress and hasn't been observed by \
              work_duration. Large values indicate stuck threads. One can deduce the number of stuck \
-             threads by observing the rate at which this increases.",
+             threads by observing the rate at which this increases",
             p.unfinished.clone(),
         );
         registry.register(
             "workqueue_longest_running_processor_seconds",
-            "How many seconds has the longest running processor for workqueue been running.",
+            "How many seconds has the longest running processor for workqueue been running",
             p.longest_running_processor.clone(),
         );
         registry.register(

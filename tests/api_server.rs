@@ -72,39 +72,45 @@ fn run_bounded(mut cmd: Command, what: &str) -> Result<String, String> {
 fn every_api_server_listing_and_twin_prints_its_committed_output() {
     let kubeconfig = env_path("KUBECONFIG");
     assert!(kubeconfig.is_file(), "KUBECONFIG={} does not exist", kubeconfig.display());
-    let listings: Vec<_> = common::rust_listings().into_iter().filter(|l| l.needs_api_server()).collect();
-    assert!(!listings.is_empty(), "no listing says needs-api-server = true");
-    let names: Vec<String> = listings.iter().map(|l| l.name.clone()).collect();
+    // Each folder holds a Rust listing, its Go twin, or both (a Go-only
+    // listing, about something only controller-runtime does, commits
+    // twin/output.txt).
+    let dirs: Vec<PathBuf> = common::listing_dirs().into_iter().filter(|d| common::needs_api_server(d)).collect();
+    assert!(!dirs.is_empty(), "no listing in listings/{}", common::API_SERVER_CHAPTER);
+    let rust: Vec<_> = common::rust_listings().into_iter().filter(|l| l.needs_api_server()).collect();
+    let names: Vec<String> = rust.iter().map(|l| l.name.clone()).collect();
     let exes = common::build_executables(&names);
     let go = common::go_or_skip("the Go twins of the API-server listings");
     let bin_dir = common::root().join("target/twins");
     fs::create_dir_all(&bin_dir).unwrap();
-
     // Listings that scrape /metrics write their scrapes here, for promtool.
     let scrapes = common::root().join("target/api-server/scrapes");
     let _ = fs::remove_dir_all(&scrapes);
     fs::create_dir_all(&scrapes).unwrap();
 
     let mut failures = Vec::new();
-    for listing in &listings {
-        let exe = exes
-            .get(&listing.name.replace('-', "_"))
-            .or_else(|| exes.get(&listing.name))
-            .unwrap_or_else(|| panic!("cargo built no executable for {}", listing.name));
-        let mut cmd = Command::new(exe);
-        cmd.current_dir(&listing.dir).env_remove("RUST_BACKTRACE").env("SCRAPES_DIR", &scrapes);
-        match run_bounded(cmd, &format!("{} (`cargo run -p {}`)", listing.rel(), listing.name)) {
-            Ok(printed) => failures.extend(common::check_fresh(&listing.name, &listing.output(), &printed)),
-            Err(e) => failures.push(e),
+    for dir in &dirs {
+        let name = dir.file_name().unwrap().to_string_lossy().into_owned();
+        if let Some(listing) = rust.iter().find(|l| &l.dir == dir) {
+            let exe = exes
+                .get(&listing.name.replace('-', "_"))
+                .or_else(|| exes.get(&listing.name))
+                .unwrap_or_else(|| panic!("cargo built no executable for {}", listing.name));
+            let mut cmd = Command::new(exe);
+            cmd.current_dir(dir).env_remove("RUST_BACKTRACE").env("SCRAPES_DIR", &scrapes);
+            match run_bounded(cmd, &format!("{} (`cargo run -p {name}`)", listing.rel())) {
+                Ok(printed) => failures.extend(common::check_fresh(&name, &listing.output(), &printed)),
+                Err(e) => failures.push(e),
+            }
         }
 
-        let twin = listing.twin_dir();
+        let twin = dir.join("twin");
         let Some(go) = go.as_deref() else { continue };
         if !twin.is_dir() {
             continue;
         }
         let package = format!("./{}", twin.strip_prefix(common::root().join("listings")).unwrap().display());
-        let bin = bin_dir.join(&listing.name);
+        let bin = bin_dir.join(&name);
         let mut build = common::go_command(go);
         build.args(["build", "-o"]).arg(&bin).arg(&package);
         common::stdout_of(build, &format!("building the Go twin {package}"));
@@ -119,14 +125,13 @@ fn every_api_server_listing_and_twin_prints_its_committed_output() {
         };
         let own = twin.join("output.txt");
         if own.exists() {
-            failures.extend(common::check_fresh(&format!("Go twin of {}", listing.name), &own, &printed));
+            failures.extend(common::check_fresh(&format!("Go twin of {name}"), &own, &printed));
         } else {
-            let rust = fs::read_to_string(listing.output()).unwrap_or_default();
+            let rust = fs::read_to_string(dir.join("output.txt")).unwrap_or_default();
             if rust != printed {
                 failures.push(format!(
-                    "Go twin of {} ({package}) differs from the Rust listing's output.txt (- Rust, + Go):\n{}\
+                    "Go twin of {name} ({package}) differs from the Rust listing's output.txt (- Rust, + Go):\n{}\
                      the Rust port and the Go code disagree: fix the port, not the file\n",
-                    listing.name,
                     common::line_diff(&rust, &printed)
                 ));
             }

@@ -67,10 +67,13 @@ pub fn listing_dirs() -> Vec<PathBuf> {
     dirs
 }
 
-/// Whether the listing in `dir` runs against a real API server: its
-/// manifest has `needs-api-server = true` under `[package.metadata.book]`.
+/// The chapter whose listings run against a real API server.
+pub const API_SERVER_CHAPTER: &str = "ch13-real-api-server";
+
+/// Whether the listing in `dir` runs against a real API server: every
+/// listing of [`API_SERVER_CHAPTER`] does, and no other.
 pub fn needs_api_server(dir: &Path) -> bool {
-    fs::read_to_string(dir.join("Cargo.toml")).is_ok_and(|m| m.lines().any(|l| l.trim() == "needs-api-server = true"))
+    dir.parent().and_then(Path::file_name).is_some_and(|chapter| chapter == API_SERVER_CHAPTER)
 }
 
 /// The Rust listings (directories with a Cargo.toml).

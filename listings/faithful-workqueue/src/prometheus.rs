@@ -126,10 +126,8 @@ pub fn encode(registry: &Registry) -> String {
 /// ```
 pub fn encode_prometheus_text(registry: &Registry) -> String {
     let open_metrics = encode(registry);
-    let counters: Vec<&str> = open_metrics
-        .lines()
-        .filter_map(|l| l.strip_prefix("# TYPE ")?.strip_suffix(" counter"))
-        .collect();
+    let counters: Vec<&str> =
+        open_metrics.lines().filter_map(|l| l.strip_prefix("# TYPE ")?.strip_suffix(" counter")).collect();
     let mut out = String::with_capacity(open_metrics.len());
     for line in open_metrics.lines() {
         if line == "# EOF" || line.starts_with("# UNIT ") {

@@ -58,7 +58,9 @@ async fn serve_metrics(listener: TcpListener, registry: Arc<Registry>) {
 /// A plain HTTP GET; `None` if anything goes wrong (the caller retries).
 async fn http_get(address: &str, path: &str) -> Option<String> {
     let mut conn = TcpStream::connect(address).await.ok()?;
-    conn.write_all(format!("GET {path} HTTP/1.1\r\nhost: {address}\r\nconnection: close\r\n\r\n").as_bytes()).await.ok()?;
+    conn.write_all(format!("GET {path} HTTP/1.1\r\nhost: {address}\r\nconnection: close\r\n\r\n").as_bytes())
+        .await
+        .ok()?;
     let mut response = String::new();
     conn.read_to_string(&mut response).await.ok()?;
     let (head, body) = response.split_once("\r\n\r\n")?;
@@ -122,11 +124,13 @@ async fn main() -> Result<()> {
     // ANCHOR: scrapes
     let get = || http_get(&address, "/metrics");
     let longest = |s: &str| scrape::value(s, "workqueue_longest_running_processor_seconds", "configmap", &[]);
-    let ok_once = |s: &str| scrape::value(s, "controller_runtime_reconcile_total", "configmap", &[r#"result="success""#]) == 1.0;
+    let ok_once =
+        |s: &str| scrape::value(s, "controller_runtime_reconcile_total", "configmap", &[r#"result="success""#]) == 1.0;
     // The gauges are updated every 500ms; wait for the first update that
     // saw cm-hang held, then for a later one.
-    let first = scrape::until(get, |s| longest(s) > 0.0 && ok_once(s), "a scrape with cm-hang held and cm-ok reconciled")
-        .await?;
+    let first =
+        scrape::until(get, |s| longest(s) > 0.0 && ok_once(s), "a scrape with cm-hang held and cm-ok reconciled")
+            .await?;
     let second = scrape::until(get, |s| longest(s) > longest(&first), "a later update of the gauges").await?;
     // ANCHOR_END: scrapes
     save(&first, &second)?;

@@ -73,6 +73,20 @@ pub async fn config_map(api: &Api<ConfigMap>, name: &str, key: &str, value: &str
     Ok(())
 }
 
+/// Creates a ConfigMap with one label and no data.
+pub async fn labeled_config_map(api: &Api<ConfigMap>, name: &str, label: &str, value: &str) -> Result<()> {
+    let cm = ConfigMap {
+        metadata: ObjectMeta {
+            name: Some(name.to_owned()),
+            labels: Some(BTreeMap::from([(label.to_owned(), value.to_owned())])),
+            ..ObjectMeta::default()
+        },
+        ..ConfigMap::default()
+    };
+    api.create(&PostParams::default(), &cm).await.with_context(|| format!("creating ConfigMap {name}"))?;
+    Ok(())
+}
+
 /// Sets one data entry of a ConfigMap (a read, then an update).
 pub async fn set_data(api: &Api<ConfigMap>, name: &str, key: &str, value: &str) -> Result<()> {
     let mut cm = api.get(name).await.with_context(|| format!("reading ConfigMap {name}"))?;
@@ -153,6 +167,7 @@ pub async fn until(
 /// Reading a Prometheus text exposition (listing 13-4; the Go twins have the
 /// same in `listings/internal/scrape`).
 pub mod scrape {
+    use std::collections::BTreeMap;
     use std::future::Future;
     use std::time::Duration;
 
@@ -172,6 +187,23 @@ pub mod scrape {
             })
             .filter_map(|(_, value)| value.split_whitespace().next()?.parse::<f64>().ok())
             .sum()
+    }
+
+    /// For each value of `label` among the samples of `metric` whose labels
+    /// include `controller="<controller>"`, the sample's value.
+    pub fn by_label(scrape: &str, metric: &str, controller: &str, label: &str) -> BTreeMap<String, f64> {
+        let controller = format!("controller=\"{controller}\"");
+        let prefix = format!("{label}=");
+        scrape
+            .lines()
+            .filter_map(|line| line.strip_prefix(metric)?.strip_prefix('{')?.split_once("} "))
+            .filter(|(labels, _)| labels.split(',').any(|l| l == controller))
+            .filter_map(|(labels, value)| {
+                let value = value.split_whitespace().next()?.parse::<f64>().ok()?;
+                let wanted = labels.split(',').find_map(|l| l.strip_prefix(&prefix))?;
+                Some((wanted.trim_matches('"').to_owned(), value))
+            })
+            .collect()
     }
 
     /// Scrapes with `get` every 100ms until `cond` holds, for at most

@@ -87,6 +87,14 @@ func ConfigMap(ctx context.Context, cs kubernetes.Interface, ns, name, key, valu
 	}
 }
 
+// LabeledConfigMap creates a ConfigMap with one label and no data.
+func LabeledConfigMap(ctx context.Context, cs kubernetes.Interface, ns, name, label, value string) {
+	cm := &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{label: value}}}
+	if _, err := cs.CoreV1().ConfigMaps(ns).Create(ctx, cm, metav1.CreateOptions{}); err != nil {
+		Fail("creating ConfigMap %s: %v", name, err)
+	}
+}
+
 // SetData updates one data entry of a ConfigMap.
 func SetData(ctx context.Context, cs kubernetes.Interface, ns, name, key, value string) {
 	cm, err := cs.CoreV1().ConfigMaps(ns).Get(ctx, name, metav1.GetOptions{})

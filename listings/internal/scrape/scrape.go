@@ -39,6 +39,32 @@ func Value(scrape, metric, controller string, matchers ...string) float64 {
 	return sum
 }
 
+// ByLabel is, for each value of label among the samples of metric whose
+// labels include controller="<controller>", the sample's value.
+func ByLabel(scrape, metric, controller, label string) map[string]float64 {
+	values := map[string]float64{}
+	for _, line := range strings.Split(scrape, "\n") {
+		rest, ok := strings.CutPrefix(line, metric+"{")
+		if !ok {
+			continue
+		}
+		labels, value, ok := strings.Cut(rest, "} ")
+		if !ok || !hasLabel(labels, `controller="`+controller+`"`) {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.Fields(value)[0], 64)
+		if err != nil {
+			continue
+		}
+		for _, l := range strings.Split(labels, ",") {
+			if quoted, ok := strings.CutPrefix(l, label+"="); ok {
+				values[strings.Trim(quoted, `"`)] = v
+			}
+		}
+	}
+	return values
+}
+
 func hasLabel(labels, label string) bool {
 	for _, l := range strings.Split(labels, ",") {
 		if l == label {

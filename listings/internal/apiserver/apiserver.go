@@ -14,6 +14,9 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"time"
 
@@ -133,4 +136,31 @@ func Until(changed <-chan struct{}, cond func() bool, what string) {
 			Fail("waited %s for %s", Bound, what)
 		}
 	}
+}
+
+// FreeAddress asks the kernel for a free port on 127.0.0.1 and gives it
+// back, for a manager's metrics server to bind.
+func FreeAddress() string {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		Fail("finding a free port: %v", err)
+	}
+	defer l.Close()
+	return l.Addr().String()
+}
+
+// HTTPGet is the body of a GET of url, or "" if the request failed or did
+// not answer 200 OK (a server that is not up yet; callers retry).
+func HTTPGet(url string) string {
+	client := http.Client{Timeout: 10 * time.Second}
+	resp, err := client.Get(url)
+	if err != nil {
+		return ""
+	}
+	defer resp.Body.Close()
+	body, err := io.ReadAll(resp.Body)
+	if err != nil || resp.StatusCode != http.StatusOK {
+		return ""
+	}
+	return string(body)
 }

@@ -284,14 +284,25 @@ impl Cluster {
         }
     }
 
+    /// The supervisor's PID (listing 13-8 signals it to restart kube-apiserver).
+    pub fn supervisor_pid(&self) -> u32 {
+        self.child.as_ref().map(Child::id).unwrap_or_default()
+    }
+
     /// Stops the control plane and fails if one of its processes survives.
     pub fn stop(mut self) -> Result {
         self.shut_down()
     }
 
     fn shut_down(&mut self) -> Result {
-        drop(self.stdin.take());
         let Some(mut child) = self.child.take() else { return Ok(()) };
+        // kube-apiserver may have been restarted since the start: look again.
+        for pid in children_of(child.id()) {
+            if !self.processes.contains(&pid) {
+                self.processes.push(pid);
+            }
+        }
+        drop(self.stdin.take());
         let deadline = Instant::now() + STOP_TIMEOUT;
         while child.try_wait().map_err(|e| e.to_string())?.is_none() {
             if Instant::now() > deadline {
@@ -382,7 +393,7 @@ pub fn cluster(args: &[String]) -> Result {
         Some("up") => {
             if let Some(pid) = running() {
                 println!("a control plane is already running (supervisor PID {pid})");
-                print_how_to_use(&kubeconfig);
+                print_how_to_use(&kubeconfig, pid);
                 return Ok(());
             }
             let binaries = ensure_binaries()?;
@@ -421,7 +432,7 @@ pub fn cluster(args: &[String]) -> Result {
                 "control plane up: kube-apiserver v{KUBERNETES_VERSION} and etcd v{ETCD_VERSION} (supervisor PID {pid}, log in {})",
                 log_path.display()
             );
-            print_how_to_use(&kubeconfig);
+            print_how_to_use(&kubeconfig, pid);
             Ok(())
         }
         Some("down") => {
@@ -451,7 +462,7 @@ pub fn cluster(args: &[String]) -> Result {
             match running() {
                 Some(pid) => {
                     println!("running (supervisor PID {pid}, etcd and kube-apiserver {:?})", children_of(pid));
-                    print_how_to_use(&kubeconfig);
+                    print_how_to_use(&kubeconfig, pid);
                 }
                 None => println!("no control plane is running"),
             }
@@ -461,10 +472,12 @@ pub fn cluster(args: &[String]) -> Result {
     }
 }
 
-fn print_how_to_use(kubeconfig: &Path) {
+fn print_how_to_use(kubeconfig: &Path, pid: u32) {
     println!("kubeconfig: {}", kubeconfig.display());
     println!("point a listing at it:");
     println!("  KUBECONFIG={} cargo run -p listing-13-01", kubeconfig.display());
+    println!("listing 13-8 also needs the supervisor's PID, to restart kube-apiserver:");
+    println!("  KUBECONFIG={} CLUSTER_SUPERVISOR_PID={pid} cargo run -p listing-13-08", kubeconfig.display());
     println!("or a Go twin:");
     println!("  cd listings && KUBECONFIG={} go run ./ch13-real-api-server/listing-13-01/twin", kubeconfig.display());
     println!("stop it with `cargo xtask cluster down`");

@@ -438,7 +438,8 @@ fn api_server_test() -> Result {
         .env("KUBECONFIG", &cluster.kubeconfig)
         .env("PROMTOOL", &cluster.binaries.promtool)
         .env("KUBEBUILDER_ASSETS", &cluster.binaries.assets)
-        .env("CLUSTER_SUPERVISOR", root().join("target/cluster/cluster"));
+        .env("CLUSTER_SUPERVISOR", root().join("target/cluster/cluster"))
+        .env("CLUSTER_SUPERVISOR_PID", cluster.supervisor_pid().to_string());
     let tested = run(test, "the listings against the real API server, and their Go twins");
     let stopped = cluster.stop();
     tested.and(stopped)

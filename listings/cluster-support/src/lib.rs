@@ -11,6 +11,8 @@ use std::collections::BTreeMap;
 use std::future::Future;
 use std::time::Duration;
 
+pub mod informer;
+
 use std::pin::pin;
 use std::sync::{Arc, Mutex};
 
@@ -119,7 +121,16 @@ pub async fn enqueue_every_change(api: Api<ConfigMap>, cache: Cache, queue: Rate
     tokio::spawn(async move {
         let mut synced = Some(synced_tx);
         let mut events = pin!(watcher(api, watcher::Config::default()).default_backoff());
-        while let Ok(Some(event)) = events.try_next().await {
+        loop {
+            let event = match events.try_next().await {
+                Ok(Some(event)) => event,
+                Ok(None) => return,
+                // `default_backoff` waits, and the watcher carries on.
+                Err(error) => {
+                    eprintln!("watch: {error}");
+                    continue;
+                }
+            };
             match event {
                 watcher::Event::InitApply(cm) | watcher::Event::Apply(cm) => {
                     let name = cm.name_any();
@@ -260,4 +271,28 @@ pub mod scrape {
         }
         Ok(())
     }
+}
+
+/// Asks the cluster supervisor (`CLUSTER_SUPERVISOR_PID`; `cargo xtask
+/// cluster up` prints it) to kill kube-apiserver and start it again on the
+/// same etcd, and waits (at most [`BOUND`]) until the supervisor reports the
+/// new server healthy: the count of restarts in the file beside the
+/// kubeconfig goes up by one.
+pub async fn restart_api_server() -> Result<()> {
+    let pid = std::env::var("CLUSTER_SUPERVISOR_PID").ok().and_then(|p| p.parse::<u32>().ok()).ok_or_else(|| {
+        anyhow!("CLUSTER_SUPERVISOR_PID is not set to the PID of the cluster supervisor (`cargo xtask cluster up` prints it)")
+    })?;
+    let mut count_file = std::env::var_os("KUBECONFIG").context("KUBECONFIG is not set")?;
+    count_file.push(".restarts");
+    let count = || std::fs::read_to_string(&count_file).ok().and_then(|s| s.trim().parse::<u32>().ok()).unwrap_or(0);
+    let before = count();
+    let status = std::process::Command::new("kill").args(["-USR1", &pid.to_string()]).status()?;
+    anyhow::ensure!(status.success(), "signalling the cluster supervisor (PID {pid}) failed: {status}");
+    within("the cluster supervisor to restart kube-apiserver", async {
+        let mut tick = tokio::time::interval(Duration::from_millis(100));
+        while count() <= before {
+            tick.tick().await;
+        }
+    })
+    .await
 }

@@ -18,6 +18,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"strconv"
+	"strings"
+	"syscall"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -163,4 +166,34 @@ func HTTPGet(url string) string {
 		return ""
 	}
 	return string(body)
+}
+
+// RestartAPIServer asks the cluster supervisor (CLUSTER_SUPERVISOR_PID) to
+// kill kube-apiserver and start it again on the same etcd, and waits (at most
+// Bound) until the supervisor reports the new server healthy: the count of
+// restarts in the file beside the kubeconfig goes up by one.
+func RestartAPIServer() {
+	pid, err := strconv.Atoi(os.Getenv("CLUSTER_SUPERVISOR_PID"))
+	if err != nil {
+		Fail("CLUSTER_SUPERVISOR_PID is not set to the PID of the cluster supervisor (`cargo xtask cluster up` prints it)")
+	}
+	countFile := os.Getenv("KUBECONFIG") + ".restarts"
+	count := func() int {
+		b, _ := os.ReadFile(countFile)
+		n, _ := strconv.Atoi(strings.TrimSpace(string(b)))
+		return n
+	}
+	before := count()
+	if err := syscall.Kill(pid, syscall.SIGUSR1); err != nil {
+		Fail("signalling the cluster supervisor (PID %d): %v", pid, err)
+	}
+	deadline := time.Now().Add(Bound)
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	for count() <= before {
+		if time.Now().After(deadline) {
+			Fail("waited %s for the cluster supervisor to restart kube-apiserver (%s)", Bound, countFile)
+		}
+		<-tick.C
+	}
 }

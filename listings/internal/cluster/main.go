@@ -5,6 +5,14 @@
 // standard input reaches end of file (the test suite holds the other end, so
 // a suite that dies for any reason stops the control plane).
 //
+// On SIGUSR1 it kills kube-apiserver (SIGKILL: a crash, not a graceful
+// stop, which would wait for open watches) and starts it again on the same
+// etcd, port and certificates, so that clients reconnect with the
+// kubeconfig they have (listing 13-8 uses this to cut every watch). Once the
+// new server is healthy, it prints "restarted" and writes how many restarts
+// there have been to the kubeconfig's path with ".restarts" appended, where
+// the listing that asked waits for it.
+//
 // envtest starts etcd and kube-apiserver in process groups of their own, so
 // a Ctrl-C in a terminal does not reach them, and they would outlive this
 // program if it were killed outright. So envtest is pointed at this very
@@ -26,6 +34,8 @@ import (
 	"os/signal"
 	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
@@ -92,14 +102,27 @@ func run(kubeconfig string, stdinStops bool) error {
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
 
+	restart := make(chan os.Signal, 1)
+	signal.Notify(restart, syscall.SIGUSR1)
+
+	// A certificate folder of our own: envtest would make a new one, with a
+	// new serving CA, on every start of kube-apiserver, and the clients'
+	// kubeconfig would no longer trust the restarted server.
+	certs, err := os.MkdirTemp("", "cluster-apiserver-certs-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(certs)
 	env := &envtest.Environment{
 		ControlPlaneStartTimeout: 120 * time.Second,
 		ControlPlaneStopTimeout:  30 * time.Second,
 	}
+	env.ControlPlane.GetAPIServer().CertDir = certs
 	if _, err := env.Start(); err != nil {
 		_ = env.Stop()
 		return fmt.Errorf("starting the control plane: %w", err)
 	}
+	defer os.Remove(kubeconfig + ".restarts")
 	defer func() {
 		if err := env.Stop(); err != nil {
 			fmt.Fprintln(os.Stderr, "cluster: stopping the control plane:", err)
@@ -117,11 +140,31 @@ func run(kubeconfig string, stdinStops bool) error {
 			close(stdinClosed)
 		}()
 	}
-	select {
-	case <-stop:
-	case <-stdinClosed:
+	restarts := 0
+	for {
+		select {
+		case <-stop:
+			return nil
+		case <-stdinClosed:
+			return nil
+		case <-restart:
+			apiServer := env.ControlPlane.GetAPIServer()
+			if err := killChild("kube-apiserver"); err != nil {
+				return err
+			}
+			if err := apiServer.Stop(); err != nil {
+				return fmt.Errorf("stopping kube-apiserver for a restart: %w", err)
+			}
+			if err := apiServer.Start(); err != nil {
+				return fmt.Errorf("starting kube-apiserver again: %w", err)
+			}
+			restarts++
+			fmt.Println("restarted")
+			if err := os.WriteFile(kubeconfig+".restarts", []byte(strconv.Itoa(restarts)), 0o644); err != nil {
+				return err
+			}
+		}
 	}
-	return nil
 }
 
 // execWithParentDeathSignal replaces this process by the real binary of the
@@ -144,4 +187,32 @@ func execWithParentDeathSignal(name string) {
 		fmt.Fprintf(os.Stderr, "cluster: exec %s: %v\n", real, err)
 		os.Exit(1)
 	}
+}
+
+// killChild kills this process's child of the given command name.
+func killChild(name string) error {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid ...
+		open, close := strings.IndexByte(string(stat), '('), strings.LastIndexByte(string(stat), ')')
+		if open < 0 || close < open {
+			continue
+		}
+		fields := strings.Fields(string(stat)[close+1:])
+		if string(stat)[open+1:close] == name && len(fields) > 1 && fields[1] == strconv.Itoa(os.Getpid()) {
+			return syscall.Kill(pid, syscall.SIGKILL)
+		}
+	}
+	return fmt.Errorf("no %s among this process's children", name)
 }

@@ -3,10 +3,10 @@
 //
 // Two ConfigMaps exist before the manager starts. A controller built with
 // ctrl.NewControllerManagedBy(mgr).For(&corev1.ConfigMap{}) watches them with
-// EnqueueRequestForObject. The one option that is not the default is
-// NewQueue: it builds the same priority queue the default builds
-// (priorityqueue.New with the controller's rate limiter) and wraps it, only
-// to note the priority GetWithPriority hands each key out with, which
+// EnqueueRequestForObject (internal/priorities). The one option that is not
+// the default is NewQueue: it builds the same priority queue the default
+// builds (priorityqueue.New with the controller's rate limiter) and wraps it,
+// only to note the priority GetWithPriority hands each key out with, which
 // controller-runtime does not pass to Reconcile. The informers resync every
 // 4 seconds, so that the last phase, the resync, comes after the others.
 //
@@ -17,21 +17,14 @@ package main
 
 import (
 	"context"
-	"fmt"
-	"sync"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
-	"sigs.k8s.io/controller-runtime/pkg/controller"
-	"sigs.k8s.io/controller-runtime/pkg/controller/priorityqueue"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
-	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"forget-is-not-delete/listings/internal/apiserver"
+	"forget-is-not-delete/listings/internal/priorities"
 	"forget-is-not-delete/listings/internal/twin"
 )
 
@@ -42,32 +35,6 @@ const (
 	earliestResync = 3500 * time.Millisecond // controller-runtime jitters the period to 0.9-1.1×: never before 3.6 s
 )
 
-// ANCHOR: queue
-// notingQueue is the default priority queue, with a note of the priority
-// each key was last handed out with.
-type notingQueue struct {
-	priorityqueue.PriorityQueue[reconcile.Request]
-	mu   sync.Mutex
-	last map[reconcile.Request]int
-}
-
-func (q *notingQueue) GetWithPriority() (reconcile.Request, int, bool) {
-	req, priority, shutdown := q.PriorityQueue.GetWithPriority()
-	q.mu.Lock()
-	q.last[req] = priority
-	q.mu.Unlock()
-	return req, priority, shutdown
-}
-
-// ANCHOR_END: queue
-
-// seen is one reconcile: the object, the priority it was handed out with,
-// and the "step" its data said when the reconciler read it from the cache.
-type seen struct {
-	name, step string
-	priority   int
-}
-
 func main() {
 	apiserver.Listing = "listing-13-01 (Go twin)"
 	twin.QuietLogs()
@@ -76,51 +43,20 @@ func main() {
 	cfg := apiserver.Config()
 	cs := apiserver.Clientset(cfg)
 	ns := apiserver.Namespace(ctx, cs, "listing-13-01")
-
-	// ANCHOR: before
 	apiserver.ConfigMap(ctx, cs, ns, "cm-a", "step", "initial")
 	apiserver.ConfigMap(ctx, cs, ns, "cm-b", "step", "initial")
-	// ANCHOR_END: before
 
+	// ANCHOR: manager
 	syncPeriod := resync
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Cache:   cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}, SyncPeriod: &syncPeriod},
 		Metrics: metricsserver.Options{BindAddress: "0"},
 	})
+	// ANCHOR_END: manager
 	if err != nil {
 		apiserver.Fail("manager: %v", err)
 	}
-	reconciles := make(chan seen, 100)
-	var queue *notingQueue
-	// ANCHOR: controller
-	err = ctrl.NewControllerManagedBy(mgr).
-		For(&corev1.ConfigMap{}).
-		WithOptions(controller.Options{
-			NewQueue: func(name string, limiter workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
-				queue = &notingQueue{
-					PriorityQueue: priorityqueue.New(name, func(o *priorityqueue.Opts[reconcile.Request]) {
-						o.RateLimiter = limiter
-					}),
-					last: map[reconcile.Request]int{},
-				}
-				return queue
-			},
-		}).
-		Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
-			var cm corev1.ConfigMap
-			if err := mgr.GetClient().Get(ctx, req.NamespacedName, &cm); err != nil {
-				return reconcile.Result{}, client.IgnoreNotFound(err)
-			}
-			queue.mu.Lock()
-			priority := queue.last[req]
-			queue.mu.Unlock()
-			reconciles <- seen{name: req.Name, step: cm.Data["step"], priority: priority}
-			return reconcile.Result{}, nil
-		}))
-	// ANCHOR_END: controller
-	if err != nil {
-		apiserver.Fail("controller: %v", err)
-	}
+	c := priorities.New(mgr)
 	started := time.Now()
 	go func() {
 		if err := mgr.Start(ctx); err != nil {
@@ -128,52 +64,27 @@ func main() {
 		}
 	}()
 
-	// next waits for the next reconcile of name that read step.
-	next := func(name, step string) int {
-		for {
-			s := apiserver.Receive(reconciles, fmt.Sprintf("a reconcile of %s reading step %q", name, step))
-			if s.name == name && s.step == step {
-				return s.priority
-			}
-		}
-	}
-	row := func(event, name string, priority int) {
-		fmt.Printf("%-40s %-6s %d\n", event, name, priority)
-	}
-	fmt.Printf("%-40s %-6s %s\n", "event", "object", "priority")
-
+	priorities.Header()
 	// ANCHOR: phases
 	// The initial list: both objects existed before the informer started.
-	first := map[string]int{}
-	for len(first) < 2 {
-		s := apiserver.Receive(reconciles, "the reconciles of the initial list")
-		if _, ok := first[s.name]; !ok {
-			first[s.name] = s.priority
-		}
-	}
-	row("create, in the initial list", "cm-a", first["cm-a"])
-	row("create, in the initial list", "cm-b", first["cm-b"])
+	first := c.First("the reconciles of the initial list", "cm-a", "cm-b")
+	priorities.Row("create, in the initial list", "cm-a", first["cm-a"], true)
+	priorities.Row("create, in the initial list", "cm-b", first["cm-b"], true)
 
 	apiserver.ConfigMap(ctx, cs, ns, "cm-c", "step", "created")
-	row("create, after the start", "cm-c", next("cm-c", "created"))
+	priorities.Row("create, after the start", "cm-c", c.Next("cm-c", "created"), true)
 
 	apiserver.SetData(ctx, cs, ns, "cm-a", "step", "changed")
-	row("update, resource version changed", "cm-a", next("cm-a", "changed"))
+	priorities.Row("update, resource version changed", "cm-a", c.Next("cm-a", "changed"), true)
 	if time.Since(started) > earliestResync {
 		apiserver.Fail("the phases before the resync took %s, longer than %s: a resync may have mixed in", time.Since(started).Round(time.Second), earliestResync)
 	}
 
 	// The resync: every object again, as an update whose old and new
 	// resource versions are the same.
-	resynced := map[string]int{}
-	for len(resynced) < 3 {
-		s := apiserver.Receive(reconciles, "the reconciles of the first resync")
-		if _, ok := resynced[s.name]; !ok {
-			resynced[s.name] = s.priority
-		}
-	}
+	resynced := c.First("the reconciles of the first resync", "cm-a", "cm-b", "cm-c")
 	for _, name := range []string{"cm-a", "cm-b", "cm-c"} {
-		row("update, resync (same resource version)", name, resynced[name])
+		priorities.Row("update, resync (same resource version)", name, resynced[name], true)
 	}
 	// ANCHOR_END: phases
 }

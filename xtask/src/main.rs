@@ -153,7 +153,8 @@ fn test(policy: Policy) -> Result {
             "xtask/src",
         ])
         .command("rustc", &["-vV"])
-        .command("go", &["version"]);
+        .command("go", &["version"])
+        .env(&["KUBEBUILDER_ASSETS"]);
     cached("api-server", api_server, policy, api_server_test)?;
 
     // What every block of the book compiles against: the chapters, the
@@ -425,6 +426,16 @@ fn book_test(args: &[String]) -> Result {
 /// API-server listings and their twins against it (`tests/api_server.rs`),
 /// and stops it, checking that no etcd or kube-apiserver survives.
 fn api_server_test() -> Result {
+    // The control plane is built with Go, and the supervisor is a Go program.
+    if control_plane::go_command().arg("version").output().is_err() {
+        if env::var("CI").is_ok_and(|v| v == "true") {
+            return Err("api-server: `go` is not on PATH, and CI=true requires chapter 13's listings (Go 1.26)".into());
+        }
+        eprintln!(
+            "xtask: skipped chapter 13's listings: `go` not found on PATH (they need Go 1.26 to build the control plane)"
+        );
+        return Ok(());
+    }
     let kubeconfig = root().join("target/api-server/kubeconfig");
     fs::create_dir_all(kubeconfig.parent().expect("has a parent")).map_err(|e| e.to_string())?;
     // Built before the control plane starts, so that it is not up (and

@@ -93,8 +93,11 @@ fn a_missing_include_is_caught() {
     assert!(errors.iter().any(|e| e.contains("missing/output.txt")), "not caught: {errors:?}");
 }
 
+/// One reading order: the loop to the stall (Part I), the priority queue to
+/// kube-rs (Part II), then the appendices. A chapter's number in the sidebar
+/// is the number in its file name, its listings' folder and its listings.
 #[test]
-fn the_summary_lists_the_introduction_and_eight_chapters_in_order() {
+fn the_summary_lists_the_chapters_in_reading_order() {
     let summary = fs::read_to_string(root().join("src/SUMMARY.md")).unwrap();
     let titles = [
         "Introduction",
@@ -103,10 +106,31 @@ fn the_summary_lists_the_introduction_and_eight_chapters_in_order() {
         "The retry curve",
         "What Forget actually touches",
         "The silent stall",
+        "The priority queue",
+        "A whole controller: metrics and panics",
+        "On a real API server",
+        "The same loop in kube-rs",
         "Further reading",
         "Closing note",
         "Spoken drills",
+        "Cheat sheet",
     ];
+    let numbered: Vec<&str> = summary.lines().filter(|l| l.trim_start().starts_with("1. [")).collect();
+    for (i, line) in numbered.iter().enumerate() {
+        let file = line.split_once("](").unwrap().1.trim_end_matches(')');
+        assert!(
+            file.starts_with(&format!("ch{:02}-", i + 1)),
+            "SUMMARY.md: numbered chapter {} is {file}, whose name says otherwise",
+            i + 1
+        );
+        let listings = root().join("listings").join(file.trim_end_matches(".md"));
+        for dir in common::sorted_entries(&root().join("listings"))
+            .iter()
+            .filter(|d| d.file_name().unwrap().to_string_lossy().starts_with(&format!("ch{:02}-", i + 1)))
+        {
+            assert_eq!(dir, &listings, "the listings of chapter {} are not in {}", i + 1, listings.display());
+        }
+    }
     let mut at = 0;
     for title in titles {
         let found = summary[at..].find(&format!("[{title}]"));
@@ -211,7 +235,7 @@ fn the_listings_print_the_seeds_figures() {
 /// quoted text is in that listing's output.
 #[test]
 fn every_drill_answer_cites_a_printed_fact() {
-    let drills = fs::read_to_string(root().join("src/ch08-spoken-drills.md")).unwrap();
+    let drills = fs::read_to_string(root().join("src/spoken-drills.md")).unwrap();
     let answers = drills.matches("<details>").count();
     assert!(answers >= 5, "chapter 08 has {answers} drills with hidden answers");
     let sources: Vec<&str> = drills.lines().filter_map(|l| l.trim().strip_prefix("Source: ")).collect();

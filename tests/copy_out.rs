@@ -180,7 +180,7 @@ fn remove_stale_copies(tree: &Path, copied: &[PathBuf]) {
     }
 }
 
-/// The middleware crate of chapter 12 is meant to be copied alone: it must
+/// The middleware crate of chapter 9 is meant to be copied alone: it must
 /// depend on no other crate of this repository, build on its own, and pass
 /// its tests and doctests in a folder of its own.
 #[test]

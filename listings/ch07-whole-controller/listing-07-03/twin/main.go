@@ -13,7 +13,7 @@
 //     still runs while the panic unwinds, then the panic leaves the worker
 //     goroutine, and an unrecovered panic in any goroutine ends a Go
 //     process. So this part runs in a child process: the twin starts itself
-//     again with LISTING_10_03_CHILD=1, prints the child's stdout, and reads
+//     again with LISTING_07_03_CHILD=1, prints the child's stdout, and reads
 //     the child's stderr to say how it died.
 //
 // Run from listings/: go run ./ch07-whole-controller/listing-07-03/twin
@@ -37,7 +37,7 @@ import (
 	"forget-is-not-delete/listings/internal/twin"
 )
 
-const childEnv = "LISTING_10_03_CHILD"
+const childEnv = "LISTING_07_03_CHILD"
 
 func main() {
 	// Keep stdout for the trace: the controller logs the panic and the

@@ -64,6 +64,7 @@ func get(t *testing.T, q priorityqueue.PriorityQueue[string]) string {
 func TestPriorityOrder(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		// The queue's goroutines start here, inside the bubble.
+		// ANCHOR: order
 		q := priorityqueue.New[string]("demo")
 
 		// The initial list arrives at LowPriority, as controller-runtime's
@@ -78,7 +79,9 @@ func TestPriorityOrder(t *testing.T) {
 		step(q, "add d at LowPriority again")
 		q.AddAfter("e", time.Second)
 		step(q, "add_after e 1s (waiting: not counted)")
+		// ANCHOR_END: order
 
+		// ANCHOR: locked
 		d := get(t, q)
 		q.AddWithOpts(at(10), d) // an event for d while d is processed
 		step(q, "add d at priority 10 while d is processing")
@@ -88,7 +91,9 @@ func TestPriorityOrder(t *testing.T) {
 		step(q, "done b, done d")
 		d = get(t, q)
 		q.Done(d)
+		// ANCHOR_END: locked
 
+		// ANCHOR: ready
 		// Let one virtual second pass, then let the queue's timer goroutine
 		// move e from waiting to ready before we look.
 		wait := time.Second
@@ -101,6 +106,8 @@ func TestPriorityOrder(t *testing.T) {
 			key := get(t, q)
 			q.Done(key)
 		}
+		// ANCHOR_END: ready
+		// ANCHOR: stall
 		// The earliest readiness wins: g is ready after 2s, not 10s.
 		q.AddAfter("g", 10*time.Second)
 		q.AddAfter("g", 2*time.Second)
@@ -127,7 +134,9 @@ func TestPriorityOrder(t *testing.T) {
 			result = "timed out after 500ms"
 		}
 		fmt.Fprintf(stdout, "%-44s%s\n", "get with only g queued", result)
+		// ANCHOR_END: stall
 
+		// ANCHOR: shutdown
 		q.ShutDown() // g's entry is still ready: no drain
 		q.Add("f")
 		step(q, "shut_down, then add f (ignored)")
@@ -146,5 +155,6 @@ func TestPriorityOrder(t *testing.T) {
 		step(fresh, "shut_down")
 		_, _, shutdown = fresh.GetWithPriority()
 		fmt.Fprintf(stdout, "get returns at once, h not handed out: shutdown=%t\n", shutdown)
+		// ANCHOR_END: shutdown
 	})
 }

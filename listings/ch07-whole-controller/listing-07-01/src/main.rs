@@ -66,6 +66,7 @@ async fn main() {
         workqueue_metrics: Some(Arc::new(WorkqueueMetricsProvider::register(&mut registry))),
         ..Options::default() // priority queue on, panics recovered, one worker
     };
+    // ANCHOR_END: controller
 
     let attempts: Arc<Mutex<HashMap<Key, usize>>> = Arc::default();
     let finished = Arc::new(AtomicUsize::new(0));
@@ -95,6 +96,7 @@ async fn main() {
             }
         }
     };
+    // ANCHOR: controller
     let controller = Arc::new(Controller::new_typed_unmanaged(reconciler, options));
 
     let (events, source) = mpsc::channel(16);

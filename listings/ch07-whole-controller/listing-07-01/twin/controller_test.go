@@ -78,6 +78,7 @@ func TestWholeController(t *testing.T) {
 		reconciles := 0
 		// The scripted reconciler; the request type is a plain string key.
 		// With one worker it is never called concurrently.
+		// ANCHOR: script
 		reconciler := reconcile.TypedFunc[string](func(_ context.Context, key string) (reconcile.Result, error) {
 			attempts[key]++
 			n := attempts[key]
@@ -113,7 +114,9 @@ func TestWholeController(t *testing.T) {
 			say("success")
 			return reconcile.Result{}, nil
 		})
+		// ANCHOR_END: script
 
+		// ANCHOR: controller
 		// Defaults everywhere: no NewQueue, no RateLimiter, no RecoverPanic.
 		c, err := controller.NewTypedUnmanaged("demo", controller.TypedOptions[string]{
 			Reconciler: reconciler,
@@ -131,11 +134,13 @@ func TestWholeController(t *testing.T) {
 		if err := c.Start(ctx); err != nil {
 			t.Fatal(err)
 		}
+		// ANCHOR_END: controller
 		if reconciles != wantReconciles {
 			t.Fatalf("observed %d reconciles, want %d", reconciles, wantReconciles)
 		}
 	})
 
+	// ANCHOR: metrics
 	fmt.Fprintf(stdout, "\nmetrics after shutdown:\n")
 	lines, err := metricLines("demo")
 	if err != nil {
@@ -144,6 +149,7 @@ func TestWholeController(t *testing.T) {
 	for _, l := range lines {
 		fmt.Fprintln(stdout, l)
 	}
+	// ANCHOR_END: metrics
 }
 
 // metricLines gathers controller-runtime's registry and renders each series

@@ -54,6 +54,7 @@ func TestMain(m *testing.M) { twin.RunListing(m) }
 func TestStallInMetrics(t *testing.T) {
 	var samples []map[string]float64
 	synctest.Test(t, func(t *testing.T) {
+		// ANCHOR: stall
 		q := workqueue.NewTypedRateLimitingQueueWithConfig(
 			workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, 1000*time.Second),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: queueName},
@@ -68,7 +69,9 @@ func TestStallInMetrics(t *testing.T) {
 		for range 100 {
 			q.Add("obj") // an event for obj each time
 		}
+		// ANCHOR_END: stall
 
+		// ANCHOR: watch
 		fmt.Fprintf(stdout, rowFormat, "time", "Len()", "depth", "adds",
 			"unfinished_work_seconds", "longest_running_processor_seconds")
 		for _, at := range []time.Duration{time.Second, 10 * time.Second, time.Minute} {
@@ -83,7 +86,9 @@ func TestStallInMetrics(t *testing.T) {
 				fmt.Sprint(g["workqueue_longest_running_processor_seconds"]))
 		}
 		closing(samples)
+		// ANCHOR_END: watch
 
+		// ANCHOR: done
 		// A second key is taken at 1m; obj's Done finally comes at 1m30s.
 		fmt.Fprintln(stdout)
 		q.Add("other")
@@ -106,6 +111,7 @@ func TestStallInMetrics(t *testing.T) {
 				fmt.Fprintln(stdout, "the longest-running gauge fell to other's age, not to 0")
 			}
 		}
+		// ANCHOR_END: done
 	})
 }
 

@@ -83,6 +83,7 @@ func recoverOff() {
 // runChild starts this program again as the child, prints the child's
 // stdout (its trace) and then what its stderr says about how it ended.
 func runChild() {
+	// ANCHOR: propagated
 	self, err := os.Executable()
 	if err != nil {
 		panic(err)
@@ -97,6 +98,7 @@ func runChild() {
 
 	fmt.Print(out.String())
 	fmt.Println(howItEnded(runErr, errOut.String()))
+	// ANCHOR_END: propagated
 }
 
 // howItEnded reads the child's exit status and stderr. A Go program killed
@@ -154,11 +156,13 @@ func runController(name string, recoverPanic *bool, stopAfter int, allDone chan 
 			}
 		},
 	}
+	// ANCHOR: controller
 	c, err := controller.NewTypedUnmanaged(name, controller.TypedOptions[string]{
 		Reconciler:   reconciler,
 		RecoverPanic: recoverPanic, // nil means the default, which is on
 		NewQueue:     queue.NewQueue,
 	})
+	// ANCHOR_END: controller
 	if err != nil {
 		panic(err)
 	}

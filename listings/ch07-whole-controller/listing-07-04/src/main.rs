@@ -23,6 +23,7 @@ async fn main() {
         workqueue_metrics: Some(Arc::new(WorkqueueMetricsProvider::register(&mut registry))),
         ..Options::default()
     };
+    // ANCHOR_END: scrape
     let failed_once = Arc::new(AtomicUsize::new(0));
     let finished = Arc::new(Notify::new());
     let reconciler = {
@@ -41,6 +42,7 @@ async fn main() {
             }
         }
     };
+    // ANCHOR: scrape
     let controller = Arc::new(Controller::new_typed_unmanaged(reconciler, options));
     let (events, source) = mpsc::channel(4);
     events.send("ok").await.expect("open");

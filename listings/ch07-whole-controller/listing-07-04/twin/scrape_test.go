@@ -77,6 +77,7 @@ func TestScrape(t *testing.T) {
 		}
 	})
 
+	// ANCHOR: scrape
 	families, err := metrics.Registry.Gather()
 	if err != nil {
 		t.Fatal(err)
@@ -93,6 +94,7 @@ func TestScrape(t *testing.T) {
 		t.Fatal(err)
 	}
 	compare(parse(text.String()), parse(string(rust)))
+	// ANCHOR_END: scrape
 }
 
 // family is one metric family of a scrape.

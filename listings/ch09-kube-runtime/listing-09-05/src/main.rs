@@ -74,7 +74,6 @@ impl Calls {
 
 type Fut<E> = BoxFuture<'static, Result<Action, E>>;
 
-// ANCHOR: harness
 /// Runs the real `applier` over `objects`, with `triggers` (seconds, name),
 /// for `horizon` of virtual time, and returns who was reconciled when.
 async fn applier_run<R, F, P>(
@@ -117,7 +116,6 @@ where
     drop(writer);
     calls
 }
-// ANCHOR_END: harness
 
 /// Under `Controller::run` (for_stream over the real reflector): was the
 /// controller still alive after `cm-panic`'s reconcile panicked, and when was

@@ -129,6 +129,7 @@ func column(t *testing.T, pq bool) map[string]string {
 	cells := map[string]string{}
 	bubble := func(f func()) { synctest.Test(t, func(*testing.T) { f() }) }
 
+	// ANCHOR: client_go
 	// Dirty while processing: three adds while the key is held.
 	bubble(func() {
 		q := newQueue(pq)
@@ -166,6 +167,7 @@ func column(t *testing.T, pq bool) map[string]string {
 		}
 		cells["requeue"] = "runs at " + strings.Join(at, ", ")
 	})
+	// ANCHOR_END: client_go
 
 	// The stall: Get without Done.
 	bubble(func() {

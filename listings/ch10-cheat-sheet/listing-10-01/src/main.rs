@@ -24,12 +24,12 @@ fn limiter() -> Arc<ItemExponentialFailureRateLimiter<Key>> {
     Arc::new(ItemExponentialFailureRateLimiter::new(Duration::from_millis(5), Duration::from_secs(1000)))
 }
 
-// ANCHOR: arm
 /// Runs one reconcile returning `outcome` through the switch, for a key that
 /// has failed twice already, and reports the calls and the failure count after.
 async fn arm(outcome: Outcome) -> (Vec<String>, usize) {
     let calls = Arc::new(Mutex::new(Vec::new()));
     let sink = calls.clone();
+    // ANCHOR: arm
     let limiter = limiter();
     limiter.when(&KEY);
     limiter.when(&KEY);
@@ -39,10 +39,10 @@ async fn arm(outcome: Outcome) -> (Vec<String>, usize) {
     let controller = Controller::new(queue.clone(), move |_key: Key| async move { outcome() });
     queue.add(KEY);
     controller.process_next_work_item().await;
+    // ANCHOR_END: arm
     let calls = calls.lock().unwrap().clone();
     (calls, limiter.num_requeues(&KEY))
 }
-// ANCHOR_END: arm
 
 #[tokio::main(flavor = "current_thread", start_paused = true)]
 async fn main() {

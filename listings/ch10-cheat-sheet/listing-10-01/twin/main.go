@@ -76,6 +76,7 @@ func arm(name string, out outcome) ([]string, int) {
 		failures = q.NumRequeues(item)
 		close(done)
 	}
+	// ANCHOR: arm
 	c, err := controller.NewTypedUnmanaged(name, controller.TypedOptions[string]{
 		Reconciler:  reconcile.TypedFunc[string](func(context.Context, string) (reconcile.Result, error) { return out() }),
 		RateLimiter: rl,
@@ -83,6 +84,7 @@ func arm(name string, out outcome) ([]string, int) {
 		// NewQueue builds (minus the logger); we only wrap it.
 		NewQueue: q.NewQueue,
 	})
+	// ANCHOR_END: arm
 	if err != nil {
 		panic(err)
 	}

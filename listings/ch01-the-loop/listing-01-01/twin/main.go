@@ -41,6 +41,7 @@ func main() {
 		attempts   = map[string]int{}
 		reconciles int
 	)
+	// ANCHOR: script
 	// The scripted reconciler. Request type is a plain string key.
 	reconciler := reconcile.TypedFunc[string](func(ctx context.Context, key string) (reconcile.Result, error) {
 		mu.Lock()
@@ -75,6 +76,7 @@ func main() {
 		say("success")
 		return reconcile.Result{}, nil
 	})
+	// ANCHOR_END: script
 
 	// The queue prints each call the controller makes after a reconcile
 	// (a plain add, from the channel source, is not printed), and says when
@@ -88,6 +90,7 @@ func main() {
 			}
 		},
 	}
+	// ANCHOR: loop
 	c, err := controller.NewTypedUnmanaged("trace", controller.TypedOptions[string]{
 		Reconciler: reconciler,
 		// NewQueue is the public hook for the queue. It receives the rate
@@ -111,6 +114,7 @@ func main() {
 	stop := drive.Start(c)
 	drive.Wait(allDone, "timed out waiting for the reconciles")
 	stop()
+	// ANCHOR_END: loop
 
 	mu.Lock()
 	defer mu.Unlock()

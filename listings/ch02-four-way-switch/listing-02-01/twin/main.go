@@ -26,6 +26,7 @@ import (
 	"forget-is-not-delete/listings/internal/twin"
 )
 
+// ANCHOR: cases
 var cause = errors.New("spec.replicas must be >= 0")
 
 // Each case is a key; the reconciler returns that case's error on the
@@ -39,6 +40,8 @@ var cases = []struct {
 	{"TerminalError wrapped with %w", fmt.Errorf("updating status: %w", reconcile.TerminalError(cause))},
 	{"nil", nil},
 }
+
+// ANCHOR_END: cases
 
 func main() {
 	twin.QuietLogs() // the controller logs every error; keep stdout for the table
@@ -107,12 +110,16 @@ func main() {
 	stop()
 
 	for _, c := range cases {
+		// ANCHOR: detect
 		isTerminal := errors.Is(c.err, reconcile.TerminalError(nil))
+		// ANCHOR_END: detect
 		fmt.Printf("%-33serrors.Is(err, TerminalError(nil)) = %-8trequeued? %t\n", c.key, isTerminal, requeued[c.key])
 	}
+	// ANCHOR: message
 	terminal := reconcile.TerminalError(cause)
 	fmt.Println()
 	fmt.Printf("TerminalError message : %s\n", terminal.Error())
 	fmt.Printf("Unwrap()              : %s\n", errors.Unwrap(terminal).Error())
 	fmt.Printf("TerminalError(nil)    : %s\n", reconcile.TerminalError(nil).Error())
+	// ANCHOR_END: message
 }

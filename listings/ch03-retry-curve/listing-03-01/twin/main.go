@@ -27,6 +27,7 @@ var rows = []int{1, 2, 4, 8, 10, 12, 14, 16, 18, 19, 20, 22}
 const maxDelay = 1000 * time.Second
 
 func main() {
+	// ANCHOR: limiters
 	printTable(
 		"exponential 5ms..1000s (default with the priority queue)",
 		func() workqueue.TypedRateLimiter[string] {
@@ -38,8 +39,10 @@ func main() {
 		"DefaultTypedControllerRateLimiter, max of exponential 5ms..1000s and a 10 qps / 100 burst bucket",
 		workqueue.DefaultTypedControllerRateLimiter[string],
 	)
+	// ANCHOR_END: limiters
 }
 
+// ANCHOR: table
 func printTable(name string, newLimiter func() workqueue.TypedRateLimiter[string]) {
 	fmt.Printf("limiter: %s\n", name)
 	fmt.Printf("%-10s%15s%17s\n", "failure", "delay", "cumulative")
@@ -68,3 +71,5 @@ func printTable(name string, newLimiter func() workqueue.TypedRateLimiter[string
 	// (maxDelay prints as 16m40s; the book calls the cap "1000s".)
 	fmt.Printf("\nfirst failure hitting the 1000s cap: #%d\n", first)
 }
+
+// ANCHOR_END: table

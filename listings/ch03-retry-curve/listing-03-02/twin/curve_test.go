@@ -52,6 +52,7 @@ func TestMain(m *testing.M) {
 func TestRetryCurve(t *testing.T) {
 	var attempts []time.Time
 
+	// ANCHOR: measure
 	synctest.Test(t, func(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
@@ -79,6 +80,7 @@ func TestRetryCurve(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+	// ANCHOR_END: measure
 
 	if len(attempts) != wantAttempts {
 		t.Fatalf("observed %d attempts, want %d", len(attempts), wantAttempts)

@@ -20,6 +20,7 @@ import (
 const baseDelay = 5 * time.Millisecond
 
 func main() {
+	// ANCHOR: membership
 	// The limiter a default controller gets: 5ms doubling up to 1000s.
 	limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[string](baseDelay, 1000*time.Second)
 	queue := workqueue.NewTypedRateLimitingQueueWithConfig(limiter, workqueue.TypedRateLimitingQueueConfig[string]{})
@@ -37,7 +38,9 @@ func main() {
 	item, _ := queue.Get()
 	queue.Done(item)
 	row("after Get()+Done()", fmt.Sprintf("Len()=%d", queue.Len()))
+	// ANCHOR_END: membership
 
+	// ANCHOR: backoff
 	fmt.Println()
 	fmt.Println("2. Forget resets the backoff")
 	// Three failures in a row. The queue's AddRateLimited would call the
@@ -53,6 +56,7 @@ func main() {
 
 	d := limiter.When("a")
 	row("When(\"a\")", d.String()+note(d == baseDelay, "the base delay again"))
+	// ANCHOR_END: backoff
 }
 
 func row(label, value string) { fmt.Printf("   %-26s%s\n", label, value) }

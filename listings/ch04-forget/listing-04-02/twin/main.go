@@ -21,6 +21,7 @@ var show = queuestate.Show
 
 func main() {
 	queuestate.PrintHeader()
+	// ANCHOR: calls
 	queue := workqueue.NewTypedRateLimitingQueue[string](
 		workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, 1000*time.Second))
 	defer queue.ShutDown()
@@ -39,4 +40,5 @@ func main() {
 	show(`Forget("a")`, queue) // still nothing moves
 	queue.Done(a)
 	show(`Done("a")`, queue) // dirty a goes back to the FIFO
+	// ANCHOR_END: calls
 }

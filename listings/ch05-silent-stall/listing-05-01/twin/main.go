@@ -28,6 +28,7 @@ func newQueue() workqueue.TypedRateLimitingInterface[string] {
 }
 
 func main() {
+	// ANCHOR: healthy
 	fmt.Println("healthy: Get -> Forget -> Done")
 	q := newQueue()
 	q.Add("obj")
@@ -37,7 +38,9 @@ func main() {
 	q.Add("obj")
 	fmt.Printf("   Add(\"obj\") again, then Get() returns %s\n", getWithTimeout(q))
 	q.ShutDown()
+	// ANCHOR_END: healthy
 
+	// ANCHOR: stall
 	fmt.Println()
 	fmt.Println("stall: Get -> Forget, Done never called")
 	q = newQueue()
@@ -51,6 +54,7 @@ func main() {
 	fmt.Printf("   100 more Add(\"obj\") calls, then Len()=%d\n", q.Len())
 	fmt.Printf("   Get() %s\n", getWithTimeout(q))
 	q.ShutDown() // also releases the Get still waiting in the background
+	// ANCHOR_END: stall
 }
 
 // getWithTimeout runs Get in the background and gives up after getTimeout.

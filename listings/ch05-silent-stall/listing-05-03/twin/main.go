@@ -20,6 +20,7 @@ var show = queuestate.Show
 
 func main() {
 	queuestate.PrintHeader()
+	// ANCHOR: calls
 	queue := workqueue.NewTypedRateLimitingQueue[string](
 		workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, 1000*time.Second))
 	defer queue.ShutDown()
@@ -41,4 +42,5 @@ func main() {
 	other, _ := queue.Get()
 	queue.Done(other)
 	show("other: Add, Get, Done", queue) // the rest of the queue is fine
+	// ANCHOR_END: calls
 }

@@ -263,3 +263,54 @@ fn walk(dir: &Path) -> Vec<PathBuf> {
     }
     files
 }
+
+/// The listings a chapter includes, in the order it first includes them:
+/// (folder under listings/, listing number as readers see it, e.g. "5-1").
+fn listings_of(markdown: &str) -> Vec<(String, String)> {
+    let mut seen: Vec<(String, String)> = Vec::new();
+    for part in markdown.split("../listings/").skip(1) {
+        let mut path = part.split('/');
+        let (Some(chapter), Some(listing)) = (path.next(), path.next()) else { continue };
+        let Some(number) = listing.strip_prefix("listing-") else { continue };
+        let Some((n, m)) = number.split_once('-') else { continue };
+        let (Ok(n), Ok(m)) = (n.parse::<u32>(), m.parse::<u32>()) else { continue };
+        let dir = format!("{chapter}/{listing}");
+        if !seen.iter().any(|(d, _)| *d == dir) {
+            seen.push((dir, format!("{n}-{m}")));
+        }
+    }
+    seen
+}
+
+/// Every listing has one caption, `<span class="caption">Listing N-M: ...`,
+/// in the chapter that shows it, and the captions come in numeric order. A
+/// listing with both a Rust crate and a Go twin shows some of the twin's lines
+/// too, folded (`<details class="twin">`), so the reader sees the same step
+/// in both languages.
+#[test]
+fn every_listing_has_a_caption_and_twinned_listings_show_their_go() {
+    let mut problems = Vec::new();
+    for (name, markdown) in chapters() {
+        let listings = listings_of(&markdown);
+        let mut last = (0u32, 0u32);
+        for (dir, number) in &listings {
+            let caption = format!("<span class=\"caption\">Listing {number}:");
+            match markdown.matches(&caption).count() {
+                1 => {}
+                count => problems.push(format!("{name}: {count} captions for listing {number} ({dir}); want one")),
+            }
+            let (n, m) = number.split_once('-').unwrap();
+            let key = (n.parse().unwrap(), m.parse().unwrap());
+            if key < last {
+                problems.push(format!("{name}: listing {number} comes after listing {}-{}", last.0, last.1));
+            }
+            last = last.max(key);
+            let folder = root().join("listings").join(dir);
+            let twinned = folder.join("Cargo.toml").exists() && folder.join("twin").is_dir();
+            if twinned && !markdown.contains(&format!("../listings/{dir}/twin/")) {
+                problems.push(format!("{name}: listing {number} has a Go twin, but no line of it is shown"));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "\n{}", problems.join("\n"));
+}

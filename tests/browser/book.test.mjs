@@ -14,8 +14,11 @@
 //   - the sidebar lists every chapter of src/SUMMARY.md;
 //   - no play button on a code block that uses the workspace's crates
 //     (`faithful_workqueue`); a visible one on a runnable std/tokio/anyhow block;
-// on each chapter (and print.html), every `{{#include ../listings/...}}` output is
-// rendered verbatim, visible, with its first and last non-empty line in main's text;
+// on each chapter (and print.html), every listing caption is visible and says
+// "Listing N-M:", every folded Go twin (`details.twin`) starts closed and shows
+// its code once its summary is clicked; then every `{{#include ../listings/...}}`
+// (outputs, and the Go lines now unfolded) is rendered verbatim, visible, with its
+// first and last non-empty line in main's text;
 // and the search finds "Forget". A synthetic canary page (served only here, never
 // written to book/) proves the crate-list answer and the play-button check work,
 // since the book itself has no runnable block. Screenshots go to target/screenshots/.
@@ -323,6 +326,36 @@ async function checkPlayButtons(name, page, seen) {
   return blocks;
 }
 
+/** Captions under listings are visible and numbered; each folded Go twin is
+ * closed at first and shows a non-empty code block once its summary is
+ * clicked (and stays open, so the output checks below can see its lines). */
+async function checkCaptionsAndTwins(name, page) {
+  const captions = await page.evaluate(() => Array.from(document.querySelectorAll('main .caption')).map(el => {
+    el.scrollIntoView({ block: 'center' });
+    const r = el.getBoundingClientRect();
+    return { text: el.innerText.trim(), visible: r.width > 0 && r.height > 0 && el.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true }) };
+  }));
+  for (const c of captions) {
+    check(name, /^Listing \d+-\d+: /.test(c.text), `caption "${c.text.slice(0, 60)}" does not start with "Listing N-M: "`);
+    check(name, c.visible, `caption "${c.text.slice(0, 60)}" is not visible`);
+  }
+  const twins = await page.locator('main details.twin').count();
+  for (let i = 0; i < twins; i++) {
+    const details = page.locator('main details.twin').nth(i);
+    const closed = await details.evaluate(d => !d.open);
+    check(name, closed, `Go twin #${i + 1} is unfolded before anyone clicks it`);
+    await details.locator('summary').click();
+    const shown = await details.evaluate(d => {
+      const code = d.querySelector('pre code');
+      if (!d.open || !code) return false;
+      const r = code.getBoundingClientRect();
+      return r.width > 0 && r.height > 0 && code.textContent.trim().length > 0;
+    });
+    check(name, shown, `Go twin #${i + 1} shows no code after its summary is clicked`);
+  }
+  return { captions: captions.length, twins };
+}
+
 /** Every included output on the page: its first and last non-empty lines are in
  * main's innerText, the smallest element holding each is visible, and some code
  * block renders the whole file verbatim. */
@@ -350,7 +383,7 @@ async function checkOutputs(name, page, outputs) {
           const r = el.getBoundingClientRect();
           return r.width > 0 && r.height > 0 && el.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true });
         });
-        return { tags: smallest.map(el => el.tagName.toLowerCase() + (el.className ? `.${el.className.split(' ')[0]}` : '')), visible: !!visible };
+        return { tags: smallest.map(el => el.tagName.toLowerCase() + ((el.getAttribute('class') || '') ? `.${el.getAttribute('class').split(' ')[0]}` : '')), visible: !!visible };
       }, line);
       check(name, where.visible, `${out.spec}: line "${line}" is in the page but no element holding it is visible (${where.tags.join(', ') || 'none'})`);
     }
@@ -452,6 +485,8 @@ async function main() {
         const chapter = chapters.find(ch => ch.html === name);
         const outputs = chapter ? chapterOutputs(chapter.md)
           : name === 'print.html' ? chapters.flatMap(ch => chapterOutputs(ch.md)) : [];
+        const folded = await checkCaptionsAndTwins(name, page);
+        if (folded.captions) info.push(`${folded.captions} captions, ${folded.twins} Go twins unfolded`);
         if (outputs.length) {
           await checkOutputs(name, page, outputs);
           info.push(`${outputs.length} output${outputs.length === 1 ? "" : "s"}`);

@@ -237,9 +237,11 @@ fn the_listings_print_the_seeds_figures() {
 fn every_drill_answer_cites_a_printed_fact() {
     let drills = fs::read_to_string(root().join("src/spoken-drills.md")).unwrap();
     let answers = drills.matches("<details>").count();
-    assert!(answers >= 5, "chapter 08 has {answers} drills with hidden answers");
+    assert!(answers >= 9, "the drills have {answers} hidden answers; want at least one per chapter");
     let sources: Vec<&str> = drills.lines().filter_map(|l| l.trim().strip_prefix("Source: ")).collect();
     assert_eq!(sources.len(), answers, "every drill answer needs exactly one Source: line");
+    // The folders under listings/ the drills cite, e.g. "ch05-silent-stall".
+    let mut cited: Vec<String> = Vec::new();
     for source in sources {
         let (listing, quote) = source.split_once(", ").unwrap_or_else(|| panic!("malformed source {source:?}"));
         let quote = quote.trim().trim_matches('"');
@@ -247,12 +249,21 @@ fn every_drill_answer_cites_a_printed_fact() {
             .into_iter()
             .find(|d| d.ends_with(listing))
             .unwrap_or_else(|| panic!("drill cites unknown {listing}"));
-        let outputs: String = [dir.join("output.txt"), dir.join("twin/output.txt")]
+        let outputs = [dir.join("output.txt"), dir.join("twin/output.txt")]
             .iter()
             .filter_map(|p| fs::read_to_string(p).ok())
-            .collect();
+            .collect::<Vec<_>>()
+            .join("\n");
         assert!(outputs.lines().any(|l| l.contains(quote)), "{listing} never prints {quote:?}");
+        cited.push(dir.parent().unwrap().file_name().unwrap().to_string_lossy().to_string());
     }
+    // Every chapter, 1 to 9, is drilled: some drill's Source is one of the
+    // listings in its folder, listings/chNN-....
+    let uncited: Vec<String> = (1..=9)
+        .map(|n| format!("ch{n:02}-"))
+        .filter(|prefix| !cited.iter().any(|c| c.starts_with(prefix.as_str())))
+        .collect();
+    assert!(uncited.is_empty(), "no drill cites a listing of chapter(s) {uncited:?}: every chapter needs at least one");
 }
 
 fn walk(dir: &Path) -> Vec<PathBuf> {

@@ -15,12 +15,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -44,7 +40,7 @@ func main() {
 	apiserver.ConfigMap(ctx, cs, ns, "cm-ok", "step", "0")
 
 	// ANCHOR: manager
-	address := freeAddress()
+	address := apiserver.FreeAddress()
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Cache:   cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
 		Metrics: metricsserver.Options{BindAddress: address}, // plain HTTP on 127.0.0.1
@@ -83,7 +79,7 @@ func main() {
 
 	// ANCHOR: scrapes
 	url := "http://" + address + "/metrics"
-	get := func() string { return httpGet(url) }
+	get := func() string { return apiserver.HTTPGet(url) }
 	// The gauges are updated every 500ms; wait for the first update that
 	// saw cm-hang held, then for a later one.
 	first := scrape.Until(get, func(s string) bool {
@@ -97,31 +93,6 @@ func main() {
 	// ANCHOR_END: scrapes
 	save("go", first, second)
 	scrape.Compare(first, second, "configmap")
-}
-
-// freeAddress asks the kernel for a free port on 127.0.0.1 and gives it
-// back, for the manager to bind.
-func freeAddress() string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		apiserver.Fail("finding a free port: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-func httpGet(url string) string {
-	client := http.Client{Timeout: 10 * time.Second}
-	resp, err := client.Get(url)
-	if err != nil {
-		return ""
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return ""
-	}
-	return string(body)
 }
 
 // save writes both scrapes into SCRAPES_DIR, when it is set.

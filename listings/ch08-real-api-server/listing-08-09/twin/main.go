@@ -19,15 +19,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"io"
-	"net"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/client-go/util/workqueue"
@@ -58,7 +54,7 @@ func main() {
 	cs := apiserver.Clientset(cfg)
 	ns := apiserver.Namespace(ctx, cs, "listing-08-09")
 
-	address := freeAddress()
+	address := apiserver.FreeAddress()
 	mgr, err := ctrl.NewManager(cfg, ctrl.Options{
 		Cache:   cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
 		Metrics: metricsserver.Options{BindAddress: address}, // plain HTTP on 127.0.0.1
@@ -102,7 +98,7 @@ func main() {
 	}()
 
 	url := "http://" + address + "/metrics"
-	get := func() string { return httpGet(url) }
+	get := func() string { return apiserver.HTTPGet(url) }
 	depth := func(s string) float64 { return scrape.Value(s, "workqueue_depth", "configmap") }
 	// ANCHOR: phases
 	// The gate takes the only worker; then thirty objects queue up behind it.
@@ -182,31 +178,6 @@ func printDepth(scrapes ...string) {
 	}
 	fmt.Println()
 	fmt.Printf("distinct priority label values: %d\n", len(order))
-}
-
-// freeAddress asks the kernel for a free port on 127.0.0.1 and gives it
-// back, for the manager to bind.
-func freeAddress() string {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		apiserver.Fail("finding a free port: %v", err)
-	}
-	defer l.Close()
-	return l.Addr().String()
-}
-
-func httpGet(url string) string {
-	client := http.Client{Timeout: 10 * time.Second}
-	resp, err := client.Get(url)
-	if err != nil {
-		return ""
-	}
-	defer resp.Body.Close()
-	body, _ := io.ReadAll(resp.Body)
-	if resp.StatusCode != http.StatusOK {
-		return ""
-	}
-	return string(body)
 }
 
 // save writes the scrapes into SCRAPES_DIR, when it is set.

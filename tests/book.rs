@@ -179,7 +179,7 @@ fn every_committed_output_is_shown_in_the_book() {
     let all: String = chapters().into_iter().map(|(_, m)| m).collect();
     let mut missing = Vec::new();
     for dir in common::listing_dirs() {
-        for file in [dir.join("output.txt"), dir.join("output.svg"), dir.join("twin/output.txt")] {
+        for file in [dir.join("output.txt"), dir.join("output.svg"), dir.join("diagram.svg"), dir.join("twin/output.txt")] {
             if file.exists() {
                 let rel = file.strip_prefix(root()).unwrap().display().to_string();
                 if !all.contains(&format!("{{{{#include ../{rel}}}}}")) {
@@ -189,6 +189,40 @@ fn every_committed_output_is_shown_in_the_book() {
         }
     }
     assert!(missing.is_empty(), "outputs no chapter includes: {missing:?}");
+}
+
+/// A long output may show only the lines the text discusses
+/// (`output.txt:FROM:TO`), but then the page folds the whole output right
+/// below it, and the range lies inside the file.
+#[test]
+fn an_excerpt_of_an_output_has_the_whole_output_one_click_away() {
+    let mut problems = Vec::new();
+    let mut excerpts = 0;
+    for (name, markdown) in chapters() {
+        for (at, _) in markdown.match_indices("{{#include ../listings/") {
+            let include = &markdown[at..at + markdown[at..].find("}}").expect("closed include") + 2];
+            let Some(spec) = include.strip_prefix("{{#include ../").and_then(|i| i.strip_suffix("}}")) else { continue };
+            let Some((file, range)) = spec.split_once("output.txt:").map(|(f, r)| (format!("{f}output.txt"), r)) else {
+                continue;
+            };
+            excerpts += 1;
+            let lines = fs::read_to_string(root().join(&file)).map(|t| t.lines().count()).unwrap_or(0);
+            let bounds: Vec<usize> = range.split(':').filter(|b| !b.is_empty()).map(|b| b.parse().unwrap()).collect();
+            if bounds.iter().any(|&b| b == 0 || b > lines) {
+                problems.push(format!("{name}: {include} reaches past the {lines} lines of {file}"));
+            }
+            let rest = &markdown[at + include.len()..];
+            let whole = format!("{{{{#include ../{file}}}}}");
+            let fold = rest.find("<details class=\"output\">");
+            let folded = fold.is_some_and(|f| rest[f..].find(&whole).is_some_and(|w| !rest[f..f + w].contains("</details>")));
+            let next_prose = rest.find("\n## ").unwrap_or(rest.len());
+            if !folded || fold.unwrap() > next_prose {
+                problems.push(format!("{name}: {include} shows part of an output; fold the whole of it below, in <details class=\"output\">"));
+            }
+        }
+    }
+    assert!(excerpts >= 2, "expected the excerpts of listings 5-5 and 7-4, found {excerpts}");
+    assert!(problems.is_empty(), "\n{}", problems.join("\n"));
 }
 
 /// The seed's figures, line for line, must be what the listings print.

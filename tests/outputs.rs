@@ -1,6 +1,8 @@
 //! Every listing that prints has its stdout committed as `output.txt`, and the
 //! book includes that file. This test runs every listing afresh and fails,
-//! naming the listing with a diff, when a committed output is stale.
+//! naming the listing with a diff, when a committed output is stale. A
+//! listing with a `diagram.svg` has it drawn from the same fresh run
+//! (`tools/diagrams`), and checked the same way.
 //! Listings that need a real API server are run by `api_server.rs` instead,
 //! against the control plane `cargo xtask test` starts.
 
@@ -45,6 +47,14 @@ fn every_listing_output_is_fresh() {
         }
         if let Some(failure) = common::check_fresh(&listing.name, &listing.output(), &stdout) {
             failures.push(failure);
+        }
+        // A listing with a picture: the picture is drawn from this very run.
+        let diagram = listing.dir.join("diagram.svg");
+        if diagram.exists() {
+            match book_diagrams::render(&stdout) {
+                Ok(svg) => failures.extend(common::check_fresh(&format!("{} diagram", listing.name), &diagram, &svg)),
+                Err(e) => failures.push(format!("{}: cannot draw diagram.svg from its output: {e}\n", listing.rel())),
+            }
         }
     }
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));

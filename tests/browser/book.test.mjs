@@ -15,10 +15,12 @@
 //   - no play button on a code block that uses the workspace's crates
 //     (`faithful_workqueue`); a visible one on a runnable std/tokio/anyhow block;
 // on each chapter (and print.html), every listing caption is visible and says
-// "Listing N-M:", every folded Go twin (`details.twin`) starts closed and shows
+// "Listing N-M:", every folded Go twin (`details.twin`) and every long output
+// folded whole under its excerpt (`details.output`) starts closed and shows
 // its code once its summary is clicked; then every `{{#include ../listings/...}}`
 // (outputs, and the Go lines now unfolded) is rendered verbatim, visible, with its
-// first and last non-empty line in main's text;
+// first and last non-empty line in main's text, and every included SVG (the
+// retry curve, the two diagrams) is a visible inline picture with its labels;
 // and the search finds "Forget". A synthetic canary page (served only here, never
 // written to book/) proves the crate-list answer and the play-button check work,
 // since the book itself has no runnable block. Screenshots go to target/screenshots/.
@@ -326,9 +328,10 @@ async function checkPlayButtons(name, page, seen) {
   return blocks;
 }
 
-/** Captions under listings are visible and numbered; each folded Go twin is
- * closed at first and shows a non-empty code block once its summary is
- * clicked (and stays open, so the output checks below can see its lines). */
+/** Captions under listings are visible and numbered; each folded Go twin,
+ * and each long output folded whole under its excerpt, is closed at first
+ * and shows a non-empty code block once its summary is clicked (and stays
+ * open, so the output checks below can see its lines). */
 async function checkCaptionsAndTwins(name, page) {
   const captions = await page.evaluate(() => Array.from(document.querySelectorAll('main .caption')).map(el => {
     el.scrollIntoView({ block: 'center' });
@@ -339,21 +342,27 @@ async function checkCaptionsAndTwins(name, page) {
     check(name, /^Listing \d+-\d+: /.test(c.text), `caption "${c.text.slice(0, 60)}" does not start with "Listing N-M: "`);
     check(name, c.visible, `caption "${c.text.slice(0, 60)}" is not visible`);
   }
-  const twins = await page.locator('main details.twin').count();
-  for (let i = 0; i < twins; i++) {
-    const details = page.locator('main details.twin').nth(i);
-    const closed = await details.evaluate(d => !d.open);
-    check(name, closed, `Go twin #${i + 1} is unfolded before anyone clicks it`);
-    await details.locator('summary').click();
-    const shown = await details.evaluate(d => {
-      const code = d.querySelector('pre code');
-      if (!d.open || !code) return false;
-      const r = code.getBoundingClientRect();
-      return r.width > 0 && r.height > 0 && code.textContent.trim().length > 0;
-    });
-    check(name, shown, `Go twin #${i + 1} shows no code after its summary is clicked`);
-  }
-  return { captions: captions.length, twins };
+  // Go twins and long outputs fold the same way.
+  const unfold = async (selector, what) => {
+    const count = await page.locator(selector).count();
+    for (let i = 0; i < count; i++) {
+      const details = page.locator(selector).nth(i);
+      const closed = await details.evaluate(d => !d.open);
+      check(name, closed, `${what} #${i + 1} is unfolded before anyone clicks it`);
+      await details.locator('summary').click();
+      const shown = await details.evaluate(d => {
+        const code = d.querySelector('pre code');
+        if (!d.open || !code) return false;
+        const r = code.getBoundingClientRect();
+        return r.width > 0 && r.height > 0 && code.textContent.trim().length > 0;
+      });
+      check(name, shown, `${what} #${i + 1} shows no code after its summary is clicked`);
+    }
+    return count;
+  };
+  const twins = await unfold('main details.twin', 'Go twin');
+  const outputs = await unfold('main details.output', 'folded output');
+  return { captions: captions.length, twins, outputs };
 }
 
 /** Every included output on the page: its first and last non-empty lines are in
@@ -487,6 +496,7 @@ async function main() {
           : name === 'print.html' ? chapters.flatMap(ch => chapterOutputs(ch.md)) : [];
         const folded = await checkCaptionsAndTwins(name, page);
         if (folded.captions) info.push(`${folded.captions} captions, ${folded.twins} Go twins unfolded`);
+        if (folded.outputs) info.push(`${folded.outputs} whole outputs unfolded`);
         if (outputs.length) {
           await checkOutputs(name, page, outputs);
           info.push(`${outputs.length} output${outputs.length === 1 ? "" : "s"}`);

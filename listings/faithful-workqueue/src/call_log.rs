@@ -4,8 +4,9 @@
 //!
 //! Each call is reported as one line, in the notation the book's traces use:
 //! `forget "key"`, `add_rate_limited "key"`, `add_after "key" 30ms`,
-//! `done "key"`. Adds without options and gets are not reported: they are the
-//! traffic, not the decisions.
+//! `done "key"`. Adds without options and gets are the traffic, not the
+//! decisions: they are reported only by a log made with
+//! [`CallLog::reporting_traffic`], as `add "key"` and `get -> "key"`.
 //!
 //! ```
 //! use faithful_workqueue::call_log::CallLog;
@@ -41,11 +42,12 @@ use crate::rate_limiting_queue::{DelayingInterface, Interface, RateLimitingInter
 pub struct CallLog<Q> {
     queue: Q,
     sink: Arc<dyn Fn(String) + Send + Sync>,
+    traffic: bool,
 }
 
 impl<Q: Clone> Clone for CallLog<Q> {
     fn clone(&self) -> Self {
-        Self { queue: self.queue.clone(), sink: self.sink.clone() }
+        Self { queue: self.queue.clone(), sink: self.sink.clone(), traffic: self.traffic }
     }
 }
 
@@ -61,7 +63,32 @@ impl<Q> CallLog<Q> {
     /// queue.forget(&"a"); // prints `  forget "a"`
     /// ```
     pub fn new(queue: Q, sink: impl Fn(String) + Send + Sync + 'static) -> Self {
-        Self { queue, sink: Arc::new(sink) }
+        Self { queue, sink: Arc::new(sink), traffic: false }
+    }
+
+    /// Reports the traffic too: each plain add as `add "key"` and each key a
+    /// get hands out as `get -> "key"`, after the get returns.
+    ///
+    /// ```
+    /// use faithful_workqueue::call_log::CallLog;
+    /// use faithful_workqueue::priorityqueue::PriorityQueue;
+    /// use faithful_workqueue::rate_limiting_queue::Interface;
+    /// use std::sync::{Arc, Mutex};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let calls = Arc::new(Mutex::new(Vec::new()));
+    /// let sink = calls.clone();
+    /// let queue = CallLog::new(PriorityQueue::new(), move |call| sink.lock().unwrap().push(call)).reporting_traffic();
+    /// queue.add("a");
+    /// queue.get().await;
+    /// queue.done(&"a");
+    /// assert_eq!(*calls.lock().unwrap(), [r#"add "a""#, r#"get -> "a""#, r#"done "a""#]);
+    /// # }
+    /// ```
+    pub fn reporting_traffic(mut self) -> Self {
+        self.traffic = true;
+        self
     }
 
     /// The wrapped queue.
@@ -84,13 +111,23 @@ impl<Q> CallLog<Q> {
 
 impl<T: Debug + Send, Q: Interface<T>> Interface<T> for CallLog<Q> {
     fn add(&self, item: T) {
+        if self.traffic {
+            self.report(format!("add {item:?}"));
+        }
         self.queue.add(item)
     }
     fn len(&self) -> usize {
         self.queue.len()
     }
     fn get(&self) -> impl Future<Output = Option<T>> + Send {
-        self.queue.get()
+        let (got, sink, traffic) = (self.queue.get(), self.sink.clone(), self.traffic);
+        async move {
+            let item = got.await;
+            if let Some(item) = item.as_ref().filter(|_| traffic) {
+                sink(format!("get -> {item:?}"));
+            }
+            item
+        }
     }
     fn done(&self, item: &T) {
         self.report(format!("done {item:?}"));
@@ -138,11 +175,20 @@ impl<T: Debug + Send, Q: PriorityInterface<T>> PriorityInterface<T> for CallLog<
                 self.report(format!("add_rate_limited {item:?}"));
             } else if !opts.after.is_zero() {
                 self.report(format!("add_after {item:?} {}", GoDuration(opts.after)));
+            } else if self.traffic {
+                self.report(format!("add {item:?}"));
             }
         }
         self.queue.add_with_opts(opts, items)
     }
     fn get_with_priority(&self) -> impl Future<Output = Option<(T, i32)>> + Send {
-        self.queue.get_with_priority()
+        let (got, sink, traffic) = (self.queue.get_with_priority(), self.sink.clone(), self.traffic);
+        async move {
+            let item = got.await;
+            if let Some((item, _)) = item.as_ref().filter(|_| traffic) {
+                sink(format!("get -> {item:?}"));
+            }
+            item
+        }
     }
 }

@@ -167,6 +167,19 @@ impl<T: Item> State<T> {
     }
 }
 
+/// The contents of a [`PriorityQueue`] at one moment; see
+/// [`PriorityQueue::debug_state`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PriorityQueueState<T> {
+    /// Ready entries, in the order `get` hands them out (locked keys that
+    /// were re-added included: `get` skips them until their `done`).
+    pub ready: Vec<T>,
+    /// Waiting entries with the instant each becomes ready, soonest first.
+    pub waiting: Vec<(T, Instant)>,
+    /// Keys handed out and not yet done, sorted.
+    pub locked: Vec<T>,
+}
+
 /// controller-runtime's priority queue; see the [module docs](self).
 ///
 /// ```
@@ -625,6 +638,47 @@ impl<T: Item> PriorityQueue<T> {
             state.promote_due(Instant::now());
         }
         state.ready.len()
+    }
+
+    /// What the queue holds at one moment, for teaching and tests: the ready
+    /// entries in hand-out order, the waiting ones in the order they become
+    /// ready (each with its time), and the locked keys (handed out, not yet
+    /// done), sorted. Entries whose time has come are moved to ready first,
+    /// as upstream's goroutine would have done by now.
+    ///
+    /// ```
+    /// use faithful_workqueue::priorityqueue::PriorityQueue;
+    /// use std::time::Duration;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let q = PriorityQueue::new();
+    /// q.add("a");
+    /// q.add("b");
+    /// q.add_after("c", Duration::from_secs(1));
+    /// let a = q.get().await.unwrap();
+    /// q.add(a); // re-added while locked: ready again, still locked
+    /// let s = q.debug_state();
+    /// assert_eq!(s.ready, ["b", "a"]);
+    /// assert_eq!(s.waiting.iter().map(|(k, _)| *k).collect::<Vec<_>>(), ["c"]);
+    /// assert_eq!(s.locked, ["a"]);
+    /// # }
+    /// ```
+    pub fn debug_state(&self) -> PriorityQueueState<T>
+    where
+        T: Ord,
+    {
+        let mut state = self.state();
+        if !state.shutdown {
+            state.promote_due(Instant::now());
+        }
+        let mut locked: Vec<T> = state.locked.iter().cloned().collect();
+        locked.sort();
+        PriorityQueueState {
+            ready: state.ready.values().cloned().collect(),
+            waiting: state.waiting.iter().map(|(&(at, _, _), key)| (key.clone(), at)).collect(),
+            locked,
+        }
     }
 
     /// Whether no entry is ready.

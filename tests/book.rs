@@ -179,7 +179,9 @@ fn every_committed_output_is_shown_in_the_book() {
     let all: String = chapters().into_iter().map(|(_, m)| m).collect();
     let mut missing = Vec::new();
     for dir in common::listing_dirs() {
-        for file in [dir.join("output.txt"), dir.join("output.svg"), dir.join("diagram.svg"), dir.join("twin/output.txt")] {
+        for file in
+            [dir.join("output.txt"), dir.join("output.svg"), dir.join("diagram.svg"), dir.join("twin/output.txt")]
+        {
             if file.exists() {
                 let rel = file.strip_prefix(root()).unwrap().display().to_string();
                 if !all.contains(&format!("{{{{#include ../{rel}}}}}")) {
@@ -201,7 +203,9 @@ fn an_excerpt_of_an_output_has_the_whole_output_one_click_away() {
     for (name, markdown) in chapters() {
         for (at, _) in markdown.match_indices("{{#include ../listings/") {
             let include = &markdown[at..at + markdown[at..].find("}}").expect("closed include") + 2];
-            let Some(spec) = include.strip_prefix("{{#include ../").and_then(|i| i.strip_suffix("}}")) else { continue };
+            let Some(spec) = include.strip_prefix("{{#include ../").and_then(|i| i.strip_suffix("}}")) else {
+                continue;
+            };
             let Some((file, range)) = spec.split_once("output.txt:").map(|(f, r)| (format!("{f}output.txt"), r)) else {
                 continue;
             };
@@ -214,7 +218,8 @@ fn an_excerpt_of_an_output_has_the_whole_output_one_click_away() {
             let rest = &markdown[at + include.len()..];
             let whole = format!("{{{{#include ../{file}}}}}");
             let fold = rest.find("<details class=\"output\">");
-            let folded = fold.is_some_and(|f| rest[f..].find(&whole).is_some_and(|w| !rest[f..f + w].contains("</details>")));
+            let folded =
+                fold.is_some_and(|f| rest[f..].find(&whole).is_some_and(|w| !rest[f..f + w].contains("</details>")));
             let next_prose = rest.find("\n## ").unwrap_or(rest.len());
             if !folded || fold.unwrap() > next_prose {
                 problems.push(format!("{name}: {include} shows part of an output; fold the whole of it below, in <details class=\"output\">"));

@@ -70,7 +70,13 @@ pub fn parse(table: &str) -> Result<Table, String> {
             let got = cells(part)?;
             let want = panels.get(i).ok_or_else(|| format!("line {} has more panels than the header", n + 2))?;
             if got.len() != want.len() {
-                return Err(format!("line {} has {} cells in panel {}, the header names {}", n + 2, got.len(), i + 1, want.len()));
+                return Err(format!(
+                    "line {} has {} cells in panel {}, the header names {}",
+                    n + 2,
+                    got.len(),
+                    i + 1,
+                    want.len()
+                ));
             }
             row.push(got);
         }
@@ -109,7 +115,8 @@ pub fn render(table: &str) -> Result<String, String> {
         }
         Cell::Count(n) => text_width(n) + 10.0,
     };
-    let mut widths: Vec<Vec<f64>> = t.panels.iter().map(|cols| cols.iter().map(|c| text_width(c) + 16.0).collect()).collect();
+    let mut widths: Vec<Vec<f64>> =
+        t.panels.iter().map(|cols| cols.iter().map(|c| text_width(c) + 16.0).collect()).collect();
     for (_, row) in &t.rows {
         for (p, panel) in row.iter().enumerate() {
             for (c, cell) in panel.iter().enumerate() {
@@ -125,7 +132,8 @@ pub fn render(table: &str) -> Result<String, String> {
     }
     let width = panel_x.last().unwrap() - panel_gap + 12.0;
     let height = TOP + t.rows.len() as f64 * ROW + 40.0;
-    let mut svg = Svg::new(width.round(), height.round(), "What each queue holds after each call, from a listing's output");
+    let mut svg =
+        Svg::new(width.round(), height.round(), "What each queue holds after each call, from a listing's output");
 
     // Titles and column names.
     svg.text(12.0, TOP - 10.0, "start", r#"font-weight="bold""#, "call");
@@ -160,7 +168,13 @@ pub fn render(table: &str) -> Result<String, String> {
                     Cell::Count(n) => {
                         let changed = before.is_some_and(|b| b != cell);
                         let colour = if changed { ACCENT } else { INK };
-                        svg.text(x + 6.0, y + ROW / 2.0 + 4.0, "start", &format!(r#"fill="{colour}" font-weight="bold""#), n);
+                        svg.text(
+                            x + 6.0,
+                            y + ROW / 2.0 + 4.0,
+                            "start",
+                            &format!(r#"fill="{colour}" font-weight="bold""#),
+                            n,
+                        );
                     }
                     Cell::Ordered(keys) | Cell::Set(keys) => {
                         let was: &[String] = match before {
@@ -174,7 +188,9 @@ pub fn render(table: &str) -> Result<String, String> {
                         }
                         for (i, key) in keys.iter().enumerate() {
                             let kw = text_width(key).max(KEY - 8.0) + 8.0;
-                            let new = previous.is_some() && was.iter().filter(|k| *k == key).count() < keys[..=i].iter().filter(|k| *k == key).count();
+                            let new = previous.is_some()
+                                && was.iter().filter(|k| *k == key).count()
+                                    < keys[..=i].iter().filter(|k| *k == key).count();
                             let (fill, stroke) = if new { ("#ddf4ff", ACCENT) } else { ("#f6f8fa", INK) };
                             let rx = if ordered { 2 } else { 9 };
                             svg.raw(&format!(

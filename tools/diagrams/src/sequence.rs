@@ -79,7 +79,8 @@ pub fn render(trace: &str) -> Result<String, String> {
     let bottom = FIRST_ROW + (steps.len() as f64 - 0.4) * ROW;
     let height = bottom + 58.0;
 
-    let mut svg = Svg::new(width.round(), height.round(), "The controller loop as a sequence of calls, from a listing's trace");
+    let mut svg =
+        Svg::new(width.round(), height.round(), "The controller loop as a sequence of calls, from a listing's trace");
 
     // Each instant of the clock gets a band; the time is written once.
     let mut previous: Option<&str> = None;
@@ -159,13 +160,22 @@ pub fn render(trace: &str) -> Result<String, String> {
                 cx + 16.0,
                 y + 9.0
             ));
-            svg.text(cx + dir * 22.0, y + 4.0, if dir > 0.0 { "start" } else { "end" }, r#"font-style="italic""#, "switch");
+            svg.text(
+                cx + dir * 22.0,
+                y + 4.0,
+                if dir > 0.0 { "start" } else { "end" },
+                r#"font-style="italic""#,
+                "switch",
+            );
         }
     }
 
     // The key to the picture.
     let y = bottom + 26.0;
-    svg.raw(&format!(r##"<rect x="12" y="{:.1}" width="10" height="14" fill="#ddf4ff" stroke="{ACCENT}"/>"##, y - 11.0));
+    svg.raw(&format!(
+        r##"<rect x="12" y="{:.1}" width="10" height="14" fill="#ddf4ff" stroke="{ACCENT}"/>"##,
+        y - 11.0
+    ));
     svg.text(28.0, y, "start", "", "the worker holds the key, from get to done");
     let dashed_at = 28.0 + text_width("the worker holds the key, from get to done") + 30.0;
     svg.line((dashed_at, y - 4.0), (dashed_at + 30.0, y - 4.0), INK, r#"stroke-width="1.4" stroke-dasharray="5 3""#);
@@ -190,7 +200,12 @@ mod tests {
         assert_eq!(steps.len(), 5);
         assert_eq!(
             steps[3],
-            Step { time: "0s".into(), from: "Reconcile".into(), to: "worker".into(), call: "error: connection refused".into() }
+            Step {
+                time: "0s".into(),
+                from: "Reconcile".into(),
+                to: "worker".into(),
+                call: "error: connection refused".into()
+            }
         );
     }
 
@@ -208,7 +223,10 @@ mod tests {
 
     #[test]
     fn a_bad_trace_says_which_line() {
-        assert_eq!(parse("time from to call\n0s worker\n").unwrap_err(), "line 2 has no time, from and to: \"0s worker\"");
+        assert_eq!(
+            parse("time from to call\n0s worker\n").unwrap_err(),
+            "line 2 has no time, from and to: \"0s worker\""
+        );
         assert!(parse("when who\n").unwrap_err().contains("starts with `time from to call`"));
     }
 }

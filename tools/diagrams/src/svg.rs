@@ -50,9 +50,7 @@ impl Svg {
 
     pub fn line(&mut self, (x1, y1): (f64, f64), (x2, y2): (f64, f64), stroke: &str, extra: &str) {
         let extra = if extra.is_empty() { String::new() } else { format!(" {extra}") };
-        self.raw(&format!(
-            r#"<line x1="{x1:.1}" y1="{y1:.1}" x2="{x2:.1}" y2="{y2:.1}" stroke="{stroke}"{extra}/>"#
-        ));
+        self.raw(&format!(r#"<line x1="{x1:.1}" y1="{y1:.1}" x2="{x2:.1}" y2="{y2:.1}" stroke="{stroke}"{extra}/>"#));
     }
 
     pub fn finish(mut self) -> String {

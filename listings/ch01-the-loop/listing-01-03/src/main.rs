@@ -5,8 +5,8 @@
 // same bytes against controller-runtime; `cargo xtask bless` draws the
 // chapter's sequence diagram (diagram.svg) from this output.
 
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use anyhow::anyhow;

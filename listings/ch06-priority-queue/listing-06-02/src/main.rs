@@ -43,7 +43,10 @@ async fn main() {
     let client_go = RateLimitingQueue::new(default_typed_controller_rate_limiter());
     let pq = PriorityQueue::new();
     let show = |call: &str| show(call, &client_go, &pq, start);
-    println!("{:<22}| {:<9} {:<9} {:<11} {:<4}| {:<9} {:<9} {:<7} Len", "call", "FIFO", "dirty", "processing", "Len", "ready", "waiting", "locked");
+    println!(
+        "{:<22}| {:<9} {:<9} {:<11} {:<4}| {:<9} {:<9} {:<7} Len",
+        "call", "FIFO", "dirty", "processing", "Len", "ready", "waiting", "locked"
+    );
 
     // ANCHOR: calls
     // Every call goes to both queues; each row is what both hold after it.

@@ -1,7 +1,8 @@
 //! `cargo xtask`: the one place where the book's steps are orchestrated.
 //!
 //! ```text
-//! cargo xtask book               render the book into book/ (installs mdBook if needed)
+//! cargo xtask book               render the book into book/ (installs mdBook if needed), with the archives
+//! cargo xtask archives DIR       only the archives of the listings and Go twins, into DIR
 //! cargo xtask test [--no-cache]  every test: crate, listings, outputs, twins, lints, skeptic, mdbook test, browser
 //! cargo xtask book-test [ARGS]   only `mdbook test`, with the library path prepared
 //! cargo xtask browser-test       open every page of book/ in headless Chromium (after `book`)
@@ -21,6 +22,7 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
+mod archives;
 mod cache;
 mod control_plane;
 mod perf;
@@ -36,6 +38,7 @@ fn main() -> ExitCode {
     let args: Vec<String> = env::args().skip(1).collect();
     let result = match args.first().map(String::as_str) {
         Some("book") => book(),
+        Some("archives") => archives::command(&args[1..]),
         Some("test") => test(Policy::from_args(&args[1..])),
         Some("book-test") => book_test(&args[1..]),
         Some("browser-test") => browser_test(),
@@ -60,7 +63,7 @@ fn main() -> ExitCode {
     }
 }
 
-const USAGE: &str = "usage: cargo xtask <book | test | book-test [mdbook test args] | browser-test | lint | bless | install-mdbook | perf [--readme] | control-plane | cluster <up | down | status> | api-server-test>";
+const USAGE: &str = "usage: cargo xtask <book | archives DIR | test | book-test [mdbook test args] | browser-test | lint | bless | install-mdbook | perf [--readme] | control-plane | cluster <up | down | status> | api-server-test>";
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask/ is inside the workspace").to_path_buf()
@@ -118,6 +121,7 @@ fn mdbook_build(dest: &Path, markdown: bool) -> Result {
 
 fn book() -> Result {
     mdbook_build(&root().join("book"), false)?;
+    archives::write(&root().join("book/downloads"))?;
     println!("the book is in {}", root().join("book/index.html").display());
     Ok(())
 }
@@ -461,7 +465,7 @@ fn api_server_test() -> Result {
 fn bless() -> Result {
     let mut cmd = cargo();
     cmd.args(["test", "--locked", "-p", "forget-is-not-delete", "--test", "outputs", "--test", "twins"])
-        .args(["--test", "compile_fail"])
+        .args(["--test", "compile_fail", "--test", "versions"])
         .env("UPDATE_OUTPUTS", "1")
         .env("TRYBUILD", "overwrite");
     run(cmd, "re-running every listing and rewriting stale outputs")?;

@@ -2,10 +2,13 @@
 //!
 //! ```text
 //! cargo xtask book               render the book into book/ (installs mdBook if needed), with the archives
+//!                                and the PDF and EPUB: book/forget-is-not-delete.pdf, .epub
 //! cargo xtask archives DIR       only the archives of the listings and Go twins, into DIR
 //! cargo xtask test [--no-cache]  every test: crate, listings, outputs, twins, lints, skeptic, mdbook test, browser
+//!                                and the PDF and EPUB (pdftotext, epubcheck)
 //! cargo xtask book-test [ARGS]   only `mdbook test`, with the library path prepared
 //! cargo xtask browser-test       open every page of book/ in headless Chromium (after `book`)
+//! cargo xtask offline-test       check book/'s PDF (pdftotext) and EPUB (epubcheck) (after `book`)
 //! cargo xtask lint               clippy and rustdoc (warnings are errors), rustfmt, go vet, gofmt
 //! cargo xtask bless              rewrite stale committed outputs, then review `git diff`
 //! cargo xtask install-mdbook     install the pinned mdBook into .tools/
@@ -25,6 +28,7 @@ use std::process::{Command, ExitCode, Stdio};
 mod archives;
 mod cache;
 mod control_plane;
+mod offline;
 mod perf;
 
 use cache::{Inputs, Policy, cached};
@@ -42,6 +46,8 @@ fn main() -> ExitCode {
         Some("test") => test(Policy::from_args(&args[1..])),
         Some("book-test") => book_test(&args[1..]),
         Some("browser-test") => browser_test(),
+        Some("offline-test") => offline::check(),
+        Some("epub-preprocessor") => offline::preprocessor(&args[1..]),
         Some("lint") => lint(),
         Some("bless") => bless(),
         Some("install-mdbook") => mdbook().map(|path| println!("{}", path.display())),
@@ -63,7 +69,7 @@ fn main() -> ExitCode {
     }
 }
 
-const USAGE: &str = "usage: cargo xtask <book | archives DIR | test | book-test [mdbook test args] | browser-test | lint | bless | install-mdbook | perf [--readme] | control-plane | cluster <up | down | status> | api-server-test>";
+const USAGE: &str = "usage: cargo xtask <book | archives DIR | test | book-test [mdbook test args] | browser-test | offline-test | lint | bless | install-mdbook | perf [--readme] | control-plane | cluster <up | down | status> | api-server-test>";
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask/ is inside the workspace").to_path_buf()
@@ -122,6 +128,7 @@ fn mdbook_build(dest: &Path, markdown: bool) -> Result {
 fn book() -> Result {
     mdbook_build(&root().join("book"), false)?;
     archives::write(&root().join("book/downloads"))?;
+    offline::build()?;
     println!("the book is in {}", root().join("book/index.html").display());
     Ok(())
 }
@@ -191,6 +198,7 @@ fn test(policy: Policy) -> Result {
     cached("mdbook-test", book_code(), policy, || book_test(&[]))?;
 
     book()?;
+    offline::test(policy)?;
     let chromium = chromium()?;
     let rendered = Inputs::new()
         .paths(&["book", "src", "tests/browser/book.test.mjs", "tests/browser/package-lock.json", "xtask/src"])

@@ -103,7 +103,27 @@
 //! * priority (per hand-out): 3 lock pairs; 6 hash operations (`items` get,
 //!   insert, remove; `locked` contains, insert, remove); B-tree insert, first
 //!   and remove on `ready`, plus the two looks at the empty `waiting` tree.
+//!
+//! # Upstream's benchmarks
+//!
+//! `--workload pq-add-get-done|pq-add-only|pq-add-lock-contended|queue|delaying-add-after`
+//! runs, on the crate, the operations of controller-runtime's and client-go's
+//! own `func Benchmark…` (`upstream.rs` names the file and line of each);
+//! `cargo xtask perf` runs upstream's test files as they are for the Go side.
+//! ops = iterations. No floor, no checksum to compare.
+//!
+//! # The hardware rows
+//!
+//! `--workload hw-pingpong|hw-wake|hw-atomic|hw-lock|hw-lock-contended`
+//! measures what the hardware and the OS charge for the pieces a queue is
+//! made of: a cache line moved between the cores, a wake-up of a sleeping
+//! thread, an atomic read-modify-write, a lock/unlock pair alone and with two
+//! threads contending (`hw.rs`). `cargo xtask perf` derives from them what
+//! the hardware allows per row. Neither kind is in the default run.
 #![forbid(unsafe_code)]
+
+mod hw;
+mod upstream;
 
 /// The crate's maps (its private `hash` module): std's, with foldhash.
 type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
@@ -149,6 +169,9 @@ struct Sizes {
     delay_reps: u64,
     priorities: u64,
     priority_rounds: u64,
+    hw_round_trips: u64,
+    hw_single: u64,
+    hw_contended: u64,
 }
 
 const FULL: Sizes = Sizes {
@@ -163,6 +186,9 @@ const FULL: Sizes = Sizes {
     delay_reps: 5,
     priorities: 5,
     priority_rounds: 20,
+    hw_round_trips: 1_000_000,
+    hw_single: 10_000_000,
+    hw_contended: 2_000_000,
 };
 
 const SMOKE: Sizes = Sizes {
@@ -177,6 +203,9 @@ const SMOKE: Sizes = Sizes {
     delay_reps: 1,
     priorities: 5,
     priority_rounds: 2,
+    hw_round_trips: 1_000,
+    hw_single: 10_000,
+    hw_contended: 10_000,
 };
 
 /// SplitMix64, bit for bit the Go side's `splitMix64`.
@@ -291,10 +320,16 @@ fn main() -> ExitCode {
             }
         }
     }
+    let extra: Vec<&str> = upstream::UPSTREAM.iter().map(|(name, _, _)| *name).chain(hw::HW).collect();
     let names: Vec<&str> = match &only {
         Some(name) if WORKLOADS.contains(&name.as_str()) => vec![name.as_str()],
+        Some(name) if extra.contains(&name.as_str()) && !floor => vec![name.as_str()],
         Some(name) => {
-            eprintln!("workqueue-perf: unknown workload {name:?}; one of {}", WORKLOADS.join(", "));
+            eprintln!(
+                "workqueue-perf: unknown workload {name:?}; one of {} (with a floor), or {}",
+                WORKLOADS.join(", "),
+                extra.join(", ")
+            );
             return ExitCode::FAILURE;
         }
         None => WORKLOADS.to_vec(),
@@ -333,6 +368,8 @@ fn workers_of(name: &str) -> usize {
 
 fn run_queue(name: &str, s: &Sizes, keys: &[Key]) -> Outcome {
     match name {
+        _ if name.starts_with("hw-") => hw::run(name, s),
+        _ if upstream::UPSTREAM.iter().any(|(n, _, _)| *n == name) => upstream::run(name, s),
         "burst" => burst(s, keys),
         "delaying" => delaying(s, keys),
         "priority" => priority(s, keys),

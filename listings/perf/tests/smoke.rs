@@ -97,3 +97,31 @@ fn rust_and_go_do_identical_work() {
         assert_eq!(g.checksum, r.checksum, "{}: the checksums of the hand-outs differ (Go, Rust)", g.workload);
     }
 }
+
+/// The rows beside the workloads: upstream's benchmarks (whose Go side is
+/// upstream's test binary, run by `cargo xtask perf`) and the hardware's
+/// own costs run on the Rust side at smoke sizes, one process each, and have
+/// no floor.
+#[test]
+fn upstream_and_hardware_rows_run() {
+    let rust_bin = Path::new(env!("CARGO_BIN_EXE_workqueue-perf"));
+    let rows = [
+        "pq-add-get-done",
+        "pq-add-only",
+        "pq-add-lock-contended",
+        "queue",
+        "delaying-add-after",
+        "hw-pingpong",
+        "hw-wake",
+        "hw-atomic",
+        "hw-lock",
+        "hw-lock-contended",
+    ];
+    for row in rows {
+        let lines = run(rust_bin, &["--smoke", "--workload", row]);
+        assert_eq!(names(&lines), [row]);
+        assert!(lines[0].ops > 0, "{row}: no ops");
+        let floor = Command::new(rust_bin).args(["--smoke", "--floor", "--workload", row]).output().expect("starts");
+        assert!(!floor.status.success(), "{row} has no floor, yet --floor ran it");
+    }
+}

@@ -336,7 +336,7 @@ fn listings_of(markdown: &str) -> Vec<(String, String)> {
 /// in the chapter that shows it, and the captions come in numeric order. A
 /// listing with both a Rust crate and a Go twin shows some of the twin's lines
 /// too, folded (`<details class="twin">`), so the reader sees the same step
-/// in both languages.
+/// in both languages. Each caption links the listing's archives.
 #[test]
 fn every_listing_has_a_caption_and_twinned_listings_show_their_go() {
     let mut problems = Vec::new();
@@ -359,6 +359,22 @@ fn every_listing_has_a_caption_and_twinned_listings_show_their_go() {
             let twinned = folder.join("Cargo.toml").exists() && folder.join("twin").is_dir();
             if twinned && !markdown.contains(&format!("../listings/{dir}/twin/")) {
                 problems.push(format!("{name}: listing {number} has a Go twin, but no line of it is shown"));
+            }
+            // The caption links the archives `cargo xtask book` writes: the
+            // crate, and the Go twin (or module, for a Go-only listing).
+            let caption_line = markdown.lines().find(|l| l.contains(&caption)).unwrap_or_default();
+            let listing = dir.rsplit('/').next().unwrap();
+            let mut archives = Vec::new();
+            if folder.join("Cargo.toml").exists() {
+                archives.push(format!("{listing}.tar.gz"));
+            }
+            if folder.join("twin").is_dir() {
+                archives.push(format!("{listing}-go.tar.gz"));
+            }
+            for archive in archives {
+                if !caption_line.contains(&format!("<a href=\"downloads/{archive}\">")) {
+                    problems.push(format!("{name}: the caption of listing {number} does not link downloads/{archive}"));
+                }
             }
         }
     }

@@ -15,7 +15,7 @@
 //   - no play button on a code block that uses the workspace's crates
 //     (`faithful_workqueue`); a visible one on a runnable std/tokio/anyhow block;
 // on each chapter (and print.html), every listing caption is visible and says
-// "Listing N-M:", every folded Go twin (`details.twin`) and every long output
+// "Listing N-M:" and links archives present in book/downloads/, every folded Go twin (`details.twin`) and every long output
 // folded whole under its excerpt (`details.output`) starts closed and shows
 // its code once its summary is clicked; then every `{{#include ../listings/...}}`
 // (outputs, and the Go lines now unfolded) is rendered verbatim, visible, with its
@@ -342,6 +342,12 @@ async function checkCaptionsAndTwins(name, page) {
     check(name, /^Listing \d+-\d+: /.test(c.text), `caption "${c.text.slice(0, 60)}" does not start with "Listing N-M: "`);
     check(name, c.visible, `caption "${c.text.slice(0, 60)}" is not visible`);
   }
+  // A caption's download links name archives that `cargo xtask book` wrote.
+  const downloads = await page.evaluate(() => Array.from(document.querySelectorAll('main .caption a'), a => a.getAttribute('href')));
+  for (const href of downloads) {
+    check(name, /^downloads\/listing-\d\d-\d\d(-go)?\.tar\.gz$/.test(href), `caption link "${href}" is not an archive under downloads/`);
+    check(name, fs.existsSync(path.join(BOOK, href)), `caption link "${href}": no such file in the rendered book`);
+  }
   // Go twins and long outputs fold the same way.
   const unfold = async (selector, what) => {
     const count = await page.locator(selector).count();
@@ -362,7 +368,7 @@ async function checkCaptionsAndTwins(name, page) {
   };
   const twins = await unfold('main details.twin', 'Go twin');
   const outputs = await unfold('main details.output', 'folded output');
-  return { captions: captions.length, twins, outputs };
+  return { captions: captions.length, twins, outputs, downloads: downloads.length };
 }
 
 /** Every included output on the page: its first and last non-empty lines are in
@@ -497,6 +503,7 @@ async function main() {
         const folded = await checkCaptionsAndTwins(name, page);
         if (folded.captions) info.push(`${folded.captions} captions, ${folded.twins} Go twins unfolded`);
         if (folded.outputs) info.push(`${folded.outputs} whole outputs unfolded`);
+        if (folded.downloads) info.push(`${folded.downloads} download links`);
         if (outputs.length) {
           await checkOutputs(name, page, outputs);
           info.push(`${outputs.length} output${outputs.length === 1 ? "" : "s"}`);

@@ -976,7 +976,7 @@ fn for_epub(markdown: &str) -> String {
                     }
                     continue;
                 }
-                out.push_str(line);
+                out.push_str(&without_downloads(line));
             }
             Some((c, len, rust)) => {
                 let closing = trimmed.trim_end();
@@ -997,6 +997,15 @@ fn for_epub(markdown: &str) -> String {
         out.push_str(&open);
     }
     out
+}
+
+/// A caption without its download links: the archives sit beside the HTML
+/// book (`book/downloads/`), and an EPUB holds no file it could point to.
+fn without_downloads(line: &str) -> String {
+    match (line.find(" · download <a href=\"downloads/"), line.rfind("</span>")) {
+        (Some(from), Some(to)) if from < to => format!("{}{}", &line[..from], &line[to..]),
+        _ => line.to_owned(),
+    }
 }
 
 /// mdBook's rule for a line of a Rust block (mdbook-html's `hide_lines_rust`):
@@ -1298,6 +1307,13 @@ fn apt_install(package: &str, bin: &Path) -> Result {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_epub_caption_loses_its_download_links_and_keeps_the_rest() {
+        let caption = "<span class=\"caption\">Listing 1-1: x · <code>a.rs</code> · download <a href=\"downloads/listing-01-01.tar.gz\">the crate</a></span>\n";
+        assert_eq!(without_downloads(caption), "<span class=\"caption\">Listing 1-1: x · <code>a.rs</code></span>\n");
+        assert_eq!(without_downloads("plain text\n"), "plain text\n");
+    }
 
     #[test]
     fn reads_the_summary_with_parts_and_numbers() {

@@ -488,9 +488,15 @@ fn median(samples: &[Sample]) -> f64 {
     v[v.len() / 2]
 }
 
-/// `12.3 M`, `845 k`.
+/// `12.3 M`, `845 k`, `217` (upstream's slow iterations).
 fn si(x: f64) -> String {
-    if x >= 1e6 { format!("{:.2} M", x / 1e6) } else { format!("{:.0} k", x / 1e3) }
+    if x >= 1e6 {
+        format!("{:.2} M", x / 1e6)
+    } else if x >= 1e4 {
+        format!("{:.0} k", x / 1e3)
+    } else {
+        format!("{x:.0}")
+    }
 }
 
 /// What the machine and toolchains are, from the sides' `#` lines.

@@ -420,7 +420,7 @@ async function checkSvg(name, page, out) {
   const attr = key => (source.match(new RegExp(`<svg\\b[^>]*\\s${key}="([^"]*)"`)) || [])[1];
   const label = attr('aria-label');
   const viewBox = attr('viewBox');
-  const texts = Array.from(source.matchAll(/<text\b[^>]*>([^<]*)<\/text>/g), m => m[1].replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&').trim());
+  const texts = Array.from(source.matchAll(/<text\b[^>]*>([^<]*)<\/text>/g), m => m[1].replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&').trim());
   const got = await page.evaluate(({ label, viewBox }) => {
     const svg = Array.from(document.querySelectorAll('main svg')).find(el => !label || el.getAttribute('aria-label') === label);
     if (!svg) return null;

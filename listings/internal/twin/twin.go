@@ -1,5 +1,6 @@
 // Package twin holds the plumbing every Go twin needs and no reader needs
-// to see: quiet loggers, and the TestMain of a twin that is a test.
+// to see: quiet loggers, a logger that hands on only the controller's
+// "Reconciler error" lines, and the TestMain of a twin that is a test.
 //
 // A twin prints its listing on stdout and nothing else, because the test
 // suite compares stdout byte for byte with the listing's committed output.
@@ -39,4 +40,25 @@ func QuietLogs() {
 func RunListing(m interface{ Run() int }) {
 	os.Stdout = os.Stderr
 	os.Exit(m.Run())
+}
+
+// ReconcilerErrors is a logger for controller.TypedOptions.LogConstructor
+// that calls each with the error of every "Reconciler error" the
+// controller logs (the error of a failed reconcile, a recovered panic
+// included) and drops everything else.
+func ReconcilerErrors(each func(error)) logr.Logger {
+	return logr.New(reconcilerErrors{each})
+}
+
+type reconcilerErrors struct{ each func(error) }
+
+func (reconcilerErrors) Init(logr.RuntimeInfo)            {}
+func (reconcilerErrors) Enabled(int) bool                 { return false }
+func (reconcilerErrors) Info(int, string, ...any)         {}
+func (s reconcilerErrors) WithValues(...any) logr.LogSink { return s }
+func (s reconcilerErrors) WithName(string) logr.LogSink   { return s }
+func (s reconcilerErrors) Error(err error, msg string, _ ...any) {
+	if msg == "Reconciler error" {
+		s.each(err)
+	}
 }

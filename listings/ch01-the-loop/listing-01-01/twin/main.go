@@ -100,7 +100,9 @@ func main() {
 		NewQueue: queue.NewQueue,
 		// The controller's logger prints the error of each failed
 		// reconcile into the trace, where it logs "Reconciler error".
-		LogConstructor: func(*string) logr.Logger { return logr.New(reconcilerErrors{}) },
+		LogConstructor: func(*string) logr.Logger {
+			return twin.ReconcilerErrors(func(err error) { fmt.Printf("  log: Reconciler error: %v\n", err) })
+		},
 	})
 	if err != nil {
 		panic(err)
@@ -119,19 +121,4 @@ func main() {
 	mu.Lock()
 	defer mu.Unlock()
 	fmt.Printf("\nreconciles: %d, done calls: %d\n", reconciles, queue.DoneCalls())
-}
-
-// reconcilerErrors is a log sink that prints the controller's "Reconciler
-// error" lines, the error of each failed reconcile, and drops everything else.
-type reconcilerErrors struct{}
-
-func (reconcilerErrors) Init(logr.RuntimeInfo)            {}
-func (reconcilerErrors) Enabled(int) bool                 { return false }
-func (reconcilerErrors) Info(int, string, ...any)         {}
-func (s reconcilerErrors) WithValues(...any) logr.LogSink { return s }
-func (s reconcilerErrors) WithName(string) logr.LogSink   { return s }
-func (reconcilerErrors) Error(err error, msg string, _ ...any) {
-	if msg == "Reconciler error" {
-		fmt.Printf("  log: %s: %v\n", msg, err)
-	}
 }

@@ -83,9 +83,9 @@ func run(t *testing.T, honours bool) {
 			Reconciler:            reconciler,
 			ReconciliationTimeout: 2 * time.Second,
 			LogConstructor: func(*string) logr.Logger {
-				return logr.New(reconcilerErrors{print: func(err error) {
+				return twin.ReconcilerErrors(func(err error) {
 					fmt.Fprintf(stdout, "%s Reconciler error: %v\n", at(), err)
-				}})
+				})
 			},
 		})
 		// ANCHOR_END: timeout
@@ -103,19 +103,4 @@ func run(t *testing.T, honours bool) {
 		}
 		fmt.Fprintf(stdout, "%s attempts: %d\n", at(), attempts)
 	})
-}
-
-// reconcilerErrors is a log sink that prints the controller's "Reconciler
-// error" lines and drops everything else.
-type reconcilerErrors struct{ print func(error) }
-
-func (reconcilerErrors) Init(logr.RuntimeInfo)            {}
-func (reconcilerErrors) Enabled(int) bool                 { return false }
-func (reconcilerErrors) Info(int, string, ...any)         {}
-func (s reconcilerErrors) WithValues(...any) logr.LogSink { return s }
-func (s reconcilerErrors) WithName(string) logr.LogSink   { return s }
-func (s reconcilerErrors) Error(err error, msg string, _ ...any) {
-	if msg == "Reconciler error" {
-		s.print(err)
-	}
 }

@@ -32,7 +32,7 @@ use tokio::time::Instant;
 use crate::default_rate_limiters::INF_DURATION;
 use crate::hash::HashMap;
 use crate::metrics::CounterMetric;
-use crate::queue::{Item, Lease, Queue, QueueConfig, TryGet};
+use crate::queue::{Item, LastLook, Lease, Queue, QueueConfig, TryGet};
 
 /// One waiting entry. `seq` breaks ties between equal ready times (first come,
 /// first added) and tells a live entry from one superseded by an earlier time.
@@ -360,10 +360,10 @@ impl<T: Item> DelayingQueue<T> {
             let mut notified = std::pin::pin!(self.queue.item_ready().notified());
             notified.as_mut().enable();
             let next_ready = self.flush_ready();
-            match self.queue.try_get() {
-                TryGet::Item(item) => return Some(item),
-                TryGet::ShutDown => return None,
-                TryGet::Empty => match next_ready {
+            match self.queue.last_look() {
+                LastLook::Item(item) => return Some(item),
+                LastLook::ShutDown => return None,
+                LastLook::Sleep(_sleeping) => match next_ready {
                     Some(at) => {
                         tokio::select! {
                             () = &mut notified => {}

@@ -119,6 +119,10 @@ struct State<T> {
     /// add, get and done on a seen key touch one entry and allocate nothing.
     items: HashMap<T, Flags>,
     processing_len: usize,
+    /// Gets that found the FIFO empty and sleep on `item_ready`: an add wakes
+    /// one only when there is one, so that a busy queue's adds write nothing
+    /// outside the lock (tokio's `notify_one` stores a permit otherwise).
+    sleeping_gets: usize,
     shutting_down: bool,
     drain: bool,
     metrics: Option<QueueMetrics<T>>,
@@ -137,6 +141,28 @@ pub(crate) enum TryGet<T> {
     Item(T),
     ShutDown,
     Empty,
+}
+
+/// What [`Queue::last_look`] found.
+pub(crate) enum LastLook<'a, T: Item> {
+    Item(T),
+    ShutDown,
+    /// Nothing: sleep on `item_ready` while holding the guard.
+    Sleep(SleepingGet<'a, T>),
+}
+
+/// A get counted as sleeping, until it drops (woken, timed out or cancelled).
+pub(crate) struct SleepingGet<'a, T: Item> {
+    queue: &'a Queue<T>,
+}
+
+impl<T: Item> Drop for SleepingGet<'_, T> {
+    fn drop(&mut self) {
+        // Not `state()`: this may run while a panic unwinds, where a second
+        // panic over a poisoned lock would abort.
+        let mut state = self.queue.inner.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        state.sleeping_gets -= 1;
+    }
 }
 
 /// A FIFO work queue with dirty and processing sets; see the [module
@@ -235,6 +261,7 @@ impl<T: Item> Queue<T> {
                     fifo: VecDeque::new(),
                     items: HashMap::default(),
                     processing_len: 0,
+                    sleeping_gets: 0,
                     shutting_down: false,
                     drain: false,
                     metrics,
@@ -313,8 +340,11 @@ impl<T: Item> Queue<T> {
                     metrics.add(&item, 0, added_at.unwrap_or_else(Instant::now));
                 }
                 st.fifo.push_back(item);
+                let wake = st.sleeping_gets > 0;
                 drop(state);
-                self.inner.item_ready.notify_one();
+                if wake {
+                    self.inner.item_ready.notify_one();
+                }
             }
         }
     }
@@ -390,10 +420,10 @@ impl<T: Item> Queue<T> {
             // look and the wait is not missed.
             let mut notified = pin!(self.inner.item_ready.notified());
             notified.as_mut().enable();
-            match self.try_get() {
-                TryGet::Item(item) => return Some(item),
-                TryGet::ShutDown => return None,
-                TryGet::Empty => notified.await,
+            match self.last_look() {
+                LastLook::Item(item) => return Some(item),
+                LastLook::ShutDown => return None,
+                LastLook::Sleep(_sleeping) => notified.await,
             }
         }
     }
@@ -422,14 +452,34 @@ impl<T: Item> Queue<T> {
 
     /// Hands out the head of the FIFO if there is one, without waiting.
     pub(crate) fn try_get(&self) -> TryGet<T> {
+        Self::take_head(&mut self.state())
+    }
+
+    /// The look a `get` takes after registering on
+    /// [`item_ready`](Queue::item_ready) and before it sleeps there: if the
+    /// FIFO is empty, the caller counts as sleeping (so that adds wake it)
+    /// until the returned guard drops. Counting happens under the same lock as
+    /// the look, so no add falls between them.
+    pub(crate) fn last_look(&self) -> LastLook<'_, T> {
         let mut state = self.state();
+        match Self::take_head(&mut state) {
+            TryGet::Item(item) => LastLook::Item(item),
+            TryGet::ShutDown => LastLook::ShutDown,
+            TryGet::Empty => {
+                state.sleeping_gets += 1;
+                LastLook::Sleep(SleepingGet { queue: self })
+            }
+        }
+    }
+
+    fn take_head(state: &mut State<T>) -> TryGet<T> {
         let Some(item) = state.fifo.pop_front() else {
             return if state.shutting_down { TryGet::ShutDown } else { TryGet::Empty };
         };
         if let Some(metrics) = state.metrics.as_mut() {
             metrics.get(&item, 0, Instant::now());
         }
-        let st = &mut *state;
+        let st = state;
         if let Some(flags) = st.items.get_mut(&item) {
             if !flags.processing {
                 flags.processing = true;
@@ -498,6 +548,7 @@ impl<T: Item> Queue<T> {
             }
             None => false,
         };
+        let wake = requeue && st.sleeping_gets > 0;
         if requeue {
             st.fifo.push_back(item.clone());
         }
@@ -508,7 +559,7 @@ impl<T: Item> Queue<T> {
         // one, there is nobody to wake.
         let emptied = st.processing_len == 0 && st.drain;
         drop(state);
-        if requeue {
+        if wake {
             self.inner.item_ready.notify_one();
         }
         if emptied {

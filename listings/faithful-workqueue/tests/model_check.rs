@@ -132,6 +132,64 @@ fn an_add_during_processing_is_handed_out_after_done() {
     });
 }
 
+/// Two gets wait on an empty queue and a producer adds two keys. With no
+/// shutdown to wake them, each get must be woken by an add: a wake-up lost
+/// between a get's last look and its sleep leaves a task waiting for ever,
+/// which shuttle reports as a deadlock. (An add wakes a get only when a get
+/// sleeps: this holds the count of sleepers to the look it follows.)
+#[test]
+fn every_sleeping_get_is_woken_by_an_add() {
+    check(|| {
+        block_on(async {
+            let queue: Queue<usize> = Queue::new();
+            let getters = [0, 1].map(|_| {
+                let queue = queue.clone();
+                spawn(async move { queue.get().await })
+            });
+            let producer = spawn({
+                let queue = queue.clone();
+                async move {
+                    queue.add(0);
+                    queue.add(1);
+                }
+            });
+            producer.await.unwrap();
+            let mut got: Vec<usize> = Vec::new();
+            for getter in getters {
+                got.push(getter.await.unwrap().expect("not shut down"));
+            }
+            got.sort();
+            assert_eq!(got, [0, 1]);
+        })
+    });
+}
+
+/// A get waits while the only key is processing, and a producer re-adds the
+/// key. Whether the add lands before the worker's `done` (so `done` re-queues
+/// it) or after (so the add queues it), the waiting get is woken and takes it.
+#[test]
+fn a_done_that_requeues_wakes_a_sleeping_get() {
+    check(|| {
+        block_on(async {
+            let queue: Queue<usize> = Queue::new();
+            queue.add(0);
+            let held = queue.get().await.unwrap();
+            let getter = spawn({
+                let queue = queue.clone();
+                async move { queue.get().await }
+            });
+            let producer = spawn({
+                let queue = queue.clone();
+                async move { queue.add(0) }
+            });
+            shuttle::future::yield_now().await;
+            queue.done(&held);
+            producer.await.unwrap();
+            assert_eq!(getter.await.unwrap(), Some(0));
+        })
+    });
+}
+
 /// Two workers blocked in `get` on an empty queue both wake up with `None`
 /// when another task shuts the queue down, wherever the shutdown lands
 /// relative to their registering as waiters.

@@ -79,7 +79,8 @@ const GO_MAX_NANOS: u64 = i64::MAX as u64;
 const GO_MAX_DURATION: Duration = Duration::from_nanos(GO_MAX_NANOS);
 
 fn config() -> Config {
-    Config { cases: 256, rng_seed: RngSeed::Fixed(0x0B0F_F0FF), failure_persistence: None, ..Config::default() }
+    // No `cases` here: `Config::default()` reads `PROPTEST_CASES` (256 without it).
+    Config { rng_seed: RngSeed::Fixed(0x0B0F_F0FF), failure_persistence: None, ..Config::default() }
 }
 
 fn paused_runtime() -> tokio::runtime::Runtime {

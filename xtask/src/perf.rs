@@ -454,13 +454,18 @@ fn parse_sample(line: &str, workload: &str) -> Option<Sample> {
     })
 }
 
-/// The floor's `# floor <name> locks/op=… hash/op=… fifo/op=… tree/op=…`,
+/// The floor's `# floor <name> locks/op=… hashes/op=… hash/op=… fifo/op=… tree/op=…`,
 /// in words.
 fn floor_counts_of(comments: &[String], name: &str) -> String {
     let prefix = format!("# floor\t{name}\t");
     let Some(line) = comments.iter().find_map(|c| c.strip_prefix(&prefix)) else { return String::new() };
-    let words =
-        [("locks/op", "lock pairs"), ("hash/op", "hash ops"), ("fifo/op", "FIFO ops"), ("tree/op", "heap/B-tree ops")];
+    let words = [
+        ("locks/op", "lock pairs"),
+        ("hashes/op", "key hashes"),
+        ("hash/op", "hash-table ops"),
+        ("fifo/op", "FIFO ops"),
+        ("tree/op", "heap/B-tree ops"),
+    ];
     line.split('\t')
         .filter_map(|kv| {
             let (k, v) = kv.split_once('=')?;

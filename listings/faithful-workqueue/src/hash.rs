@@ -9,3 +9,10 @@
 
 pub(crate) type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 pub(crate) type HashSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
+
+/// The hasher of a queue that hashes its items itself: outside its lock, once
+/// per add and per done (see `queue.rs`).
+pub(crate) type Hasher = foldhash::fast::RandomState;
+
+/// hashbrown's table without a hasher of its own: the caller passes each hash.
+pub(crate) type HashTable<T> = hashbrown::HashTable<T>;

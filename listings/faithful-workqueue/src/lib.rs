@@ -109,4 +109,4 @@ pub mod prometheus;
 pub mod queue;
 pub mod rate_limiting_queue;
 pub mod reconcile;
-mod sync;
+pub mod sync;

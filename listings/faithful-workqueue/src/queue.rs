@@ -25,16 +25,15 @@
 //! add/get/done cycle on an `Arc<str>` key does not allocate).
 
 use std::collections::VecDeque;
-use std::collections::hash_map::Entry;
 use std::fmt;
-use std::hash::Hash;
+use std::hash::{BuildHasher, Hash};
 use std::pin::pin;
 use std::sync::{Arc, Weak};
 
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use crate::hash::HashMap;
+use crate::hash::{HashTable, Hasher};
 use crate::metrics::{DEFAULT_UNFINISHED_WORK_UPDATE_PERIOD, MetricsProvider, QueueMetrics};
 use crate::sync::{Mutex, MutexGuard};
 
@@ -113,11 +112,26 @@ struct Flags {
     processing: bool,
 }
 
+/// An item of the dirty or processing set, with its flags.
+struct Slot<T> {
+    item: T,
+    flags: Flags,
+}
+
+/// An item in the FIFO, with its hash, so that `get` finds its slot without
+/// hashing it again.
+struct Queued<T> {
+    item: T,
+    hash: u64,
+}
+
 struct State<T> {
-    fifo: VecDeque<T>,
-    /// The dirty and processing sets, stored as one map of flags so that an
-    /// add, get and done on a seen key touch one entry and allocate nothing.
-    items: HashMap<T, Flags>,
+    fifo: VecDeque<Queued<T>>,
+    /// The dirty and processing sets, stored as one table of flags so that an
+    /// add, get and done on a seen key touch one slot and allocate nothing.
+    /// The table holds no hasher: the caller hashes before taking the lock
+    /// (with [`Inner::hasher`]) and passes the hash in.
+    items: HashTable<Slot<T>>,
     processing_len: usize,
     /// Gets that found the FIFO empty and sleep on `item_ready`: an add wakes
     /// one only when there is one, so that a busy queue's adds write nothing
@@ -129,6 +143,9 @@ struct State<T> {
 }
 
 struct Inner<T> {
+    /// Hashes items outside the lock: add and done hash their item before they
+    /// take it, so the lock is held only to find and change the slot.
+    hasher: Hasher,
     state: Mutex<State<T>>,
     /// Wakes one blocked [`Queue::get`] per item pushed; all of them on shutdown.
     item_ready: Notify,
@@ -257,9 +274,10 @@ impl<T: Item> Queue<T> {
         let with_metrics = metrics.is_some();
         let queue = Self {
             inner: Arc::new(Inner {
+                hasher: Hasher::default(),
                 state: Mutex::new(State {
                     fifo: VecDeque::new(),
-                    items: HashMap::default(),
+                    items: HashTable::new(),
                     processing_len: 0,
                     sleeping_gets: 0,
                     shutting_down: false,
@@ -314,32 +332,34 @@ impl<T: Item> Queue<T> {
     /// queue-latency metric (the delaying queue passes the item's ready time;
     /// `None` is now). The clock is read only when there are metrics.
     pub(crate) fn add_at(&self, item: T, added_at: Option<Instant>) {
+        let hasher = &self.inner.hasher;
+        let hash = hasher.hash_one(&item);
         let mut state = self.state();
         if state.shutting_down {
             return;
         }
         let st = &mut *state;
-        // One hash lookup whatever happens: the entry API takes the item, and
-        // an occupied entry drops it.
-        match st.items.entry(item) {
-            Entry::Occupied(mut entry) => {
-                if entry.get().dirty {
+        // One probe whatever happens. A deduplicated item is dropped after the
+        // lock is released (parameters drop after locals).
+        match st.items.find_mut(hash, |slot| slot.item == item) {
+            Some(slot) => {
+                if slot.flags.dirty {
                     return; // deduplicated
                 }
-                // An entry that is not dirty is being processed: mark it, and
+                // A slot that is not dirty is being processed: mark it, and
                 // `done` re-queues it.
-                entry.get_mut().dirty = true;
+                slot.flags.dirty = true;
                 if let Some(metrics) = st.metrics.as_mut() {
-                    metrics.add(entry.key(), 0, added_at.unwrap_or_else(Instant::now));
+                    metrics.add(&slot.item, 0, added_at.unwrap_or_else(Instant::now));
                 }
             }
-            Entry::Vacant(entry) => {
-                let item = entry.key().clone();
-                entry.insert(Flags { dirty: true, processing: false });
+            None => {
                 if let Some(metrics) = st.metrics.as_mut() {
                     metrics.add(&item, 0, added_at.unwrap_or_else(Instant::now));
                 }
-                st.fifo.push_back(item);
+                let slot = Slot { item: item.clone(), flags: Flags { dirty: true, processing: false } };
+                st.items.insert_unique(hash, slot, |slot| hasher.hash_one(&slot.item));
+                st.fifo.push_back(Queued { item, hash });
                 let wake = st.sleeping_gets > 0;
                 drop(state);
                 if wake {
@@ -452,7 +472,7 @@ impl<T: Item> Queue<T> {
 
     /// Hands out the head of the FIFO if there is one, without waiting.
     pub(crate) fn try_get(&self) -> TryGet<T> {
-        Self::take_head(&mut self.state())
+        self.take_head(&mut self.state())
     }
 
     /// The look a `get` takes after registering on
@@ -462,7 +482,7 @@ impl<T: Item> Queue<T> {
     /// the look, so no add falls between them.
     pub(crate) fn last_look(&self) -> LastLook<'_, T> {
         let mut state = self.state();
-        match Self::take_head(&mut state) {
+        match self.take_head(&mut state) {
             TryGet::Item(item) => LastLook::Item(item),
             TryGet::ShutDown => LastLook::ShutDown,
             TryGet::Empty => {
@@ -472,24 +492,25 @@ impl<T: Item> Queue<T> {
         }
     }
 
-    fn take_head(state: &mut State<T>) -> TryGet<T> {
-        let Some(item) = state.fifo.pop_front() else {
-            return if state.shutting_down { TryGet::ShutDown } else { TryGet::Empty };
+    fn take_head(&self, st: &mut State<T>) -> TryGet<T> {
+        let Some(Queued { item, hash }) = st.fifo.pop_front() else {
+            return if st.shutting_down { TryGet::ShutDown } else { TryGet::Empty };
         };
-        if let Some(metrics) = state.metrics.as_mut() {
+        if let Some(metrics) = st.metrics.as_mut() {
             metrics.get(&item, 0, Instant::now());
         }
-        let st = state;
-        if let Some(flags) = st.items.get_mut(&item) {
-            if !flags.processing {
-                flags.processing = true;
+        if let Some(slot) = st.items.find_mut(hash, |slot| slot.item == item) {
+            if !slot.flags.processing {
+                slot.flags.processing = true;
                 st.processing_len += 1;
             }
-            flags.dirty = false;
+            slot.flags.dirty = false;
         } else {
-            // An item in the FIFO is normally dirty, so its entry exists; `done`
-            // on a queued item can push a duplicate whose entry is gone by now.
-            st.items.insert(item.clone(), Flags { dirty: false, processing: true });
+            // An item in the FIFO is normally dirty, so its slot exists; `done`
+            // on a queued item can push a duplicate whose slot is gone by now.
+            let slot = Slot { item: item.clone(), flags: Flags { dirty: false, processing: true } };
+            let hasher = &self.inner.hasher;
+            st.items.insert_unique(hash, slot, |slot| hasher.hash_one(&slot.item));
             st.processing_len += 1;
         }
         TryGet::Item(item)
@@ -529,28 +550,34 @@ impl<T: Item> Queue<T> {
     /// # }
     /// ```
     pub fn done(&self, item: &T) {
+        let hash = self.inner.hasher.hash_one(item);
+        // The slot's own copy of a finished item, dropped after the lock is
+        // released (it is declared before the guard).
+        let _finished: Option<Slot<T>>;
         let mut state = self.state();
         if let Some(metrics) = state.metrics.as_mut() {
             metrics.done(item, Instant::now());
         }
         let st = &mut *state;
-        let requeue = match st.items.get_mut(item) {
-            Some(flags) => {
+        let requeue = match st.items.find_entry(hash, |slot| slot.item == *item) {
+            Ok(mut entry) => {
+                let flags = &mut entry.get_mut().flags;
                 let was_processing = std::mem::take(&mut flags.processing);
                 let dirty = flags.dirty;
                 if was_processing {
                     st.processing_len -= 1;
                 }
-                if !dirty {
-                    st.items.remove(item);
-                }
+                _finished = if dirty { None } else { Some(entry.remove().0) };
                 dirty
             }
-            None => false,
+            Err(_) => {
+                _finished = None;
+                false
+            }
         };
         let wake = requeue && st.sleeping_gets > 0;
         if requeue {
-            st.fifo.push_back(item.clone());
+            st.fifo.push_back(Queued { item: item.clone(), hash });
         }
         // Upstream wakes a single condition variable here, which a draining
         // shutdown also waits on; so a drain ends even when the last done
@@ -715,11 +742,12 @@ impl<T: Item> Queue<T> {
         T: Ord,
     {
         let state = self.state();
-        let mut dirty: Vec<T> = state.items.iter().filter(|(_, f)| f.dirty).map(|(k, _)| k.clone()).collect();
-        let mut processing: Vec<T> = state.items.iter().filter(|(_, f)| f.processing).map(|(k, _)| k.clone()).collect();
+        let mut dirty: Vec<T> = state.items.iter().filter(|s| s.flags.dirty).map(|s| s.item.clone()).collect();
+        let mut processing: Vec<T> =
+            state.items.iter().filter(|s| s.flags.processing).map(|s| s.item.clone()).collect();
         dirty.sort();
         processing.sort();
-        QueueState { fifo: state.fifo.iter().cloned().collect(), dirty, processing }
+        QueueState { fifo: state.fifo.iter().map(|queued| queued.item.clone()).collect(), dirty, processing }
     }
 }
 

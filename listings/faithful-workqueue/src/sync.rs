@@ -1,7 +1,8 @@
 //! The lock the queue's state lives behind.
 //!
 //! Normally `std::sync::Mutex`, taken by a short spin before it sleeps (see
-//! [`spin_then_park`]). Built with `RUSTFLAGS="--cfg shuttle"`, it is
+//! [`Mutex`]). It is public so that `listings/perf` can measure it alone, in
+//! the floor and hardware rows of `cargo xtask perf`. Built with `RUSTFLAGS="--cfg shuttle"`, it is
 //! [shuttle](https://docs.rs/shuttle)'s mutex, plus a scheduling point right
 //! after every unlock: shuttle's scheduler may then switch tasks when a lock is
 //! taken and when it is released, so the model checks in
@@ -10,33 +11,40 @@
 //! is: it is the primitive the queue trusts (tokio checks it with loom).
 
 #[cfg(not(shuttle))]
-pub(crate) use spin_then_park::Mutex;
+pub use spin_then_park::Mutex;
 #[cfg(not(shuttle))]
-pub(crate) use std::sync::MutexGuard;
+pub use std::sync::MutexGuard;
 
 #[cfg(not(shuttle))]
 mod spin_then_park {
-    //! Why the queue's lock spins before it sleeps.
-    //!
-    //! The queue holds its lock for tens of nanoseconds. When two threads
-    //! share the queue (a producer adding on one core, a worker getting on
-    //! the other), `std::sync::Mutex` spins only while the lock has no
-    //! sleeper, then sleeps in the kernel; from then on every unlock is a
-    //! `futex` wake-up system call and every lock a trip through the
-    //! scheduler, each a thousand times the critical section. `cargo xtask
-    //! perf` measured it: with two workers, a third of the time went to
-    //! `futex` calls. So a contended `lock` first retries `try_lock` a few
-    //! times with growing pauses, for a few microseconds in all (about what
-    //! Go's `sync.Mutex` spins), and only then sleeps as `std` does. The
-    //! guard is `std`'s own, so poisoning and unlocking are unchanged.
-    //!
-    //! The spin is bounded, so a holder that was preempted costs a waiter a
-    //! few microseconds of CPU, not more.
-
     use std::sync::{LockResult, MutexGuard, TryLockError};
 
     /// `std::sync::Mutex`, taken by a few spaced `try_lock`s before it sleeps.
-    pub(crate) struct Mutex<T>(std::sync::Mutex<T>);
+    ///
+    /// The queue holds its lock for tens of nanoseconds. When two threads
+    /// share the queue (a producer adding on one core, a worker getting on
+    /// the other), `std::sync::Mutex` spins only while the lock has no
+    /// sleeper, then sleeps in the kernel; from then on every unlock is a
+    /// `futex` wake-up system call and every lock a trip through the
+    /// scheduler, each a hundred times the critical section or more. `cargo xtask
+    /// perf` measured it: with two workers, a third of the time went to
+    /// `futex` calls. So a contended `lock` first retries `try_lock` a few
+    /// times with growing pauses, for a few microseconds in all (about what
+    /// Go's `sync.Mutex` spins), and only then sleeps as `std` does. The
+    /// guard is `std`'s own, so poisoning and unlocking are unchanged.
+    ///
+    /// The spin is bounded, so a holder that was preempted costs a waiter a
+    /// few microseconds of CPU, not more.
+    ///
+    /// ```
+    /// use faithful_workqueue::sync::Mutex;
+    ///
+    /// let m = Mutex::new(1);
+    /// *m.lock().unwrap() += 1;
+    /// assert_eq!(*m.lock().unwrap(), 2);
+    /// ```
+    #[derive(Default)]
+    pub struct Mutex<T>(std::sync::Mutex<T>);
 
     /// How many times a contended `lock` retries `try_lock` before it sleeps.
     const TRIES: u32 = 16;
@@ -46,11 +54,16 @@ mod spin_then_park {
     const MAX_PAUSE: u32 = 16;
 
     impl<T> Mutex<T> {
-        pub(crate) fn new(value: T) -> Self {
+        /// A lock around `value`.
+        pub fn new(value: T) -> Self {
             Mutex(std::sync::Mutex::new(value))
         }
 
-        pub(crate) fn lock(&self) -> LockResult<MutexGuard<'_, T>> {
+        /// Takes the lock: `try_lock` at once, then up to 15 more times with
+        /// doubling pauses between them, and then
+        /// `std::sync::Mutex::lock`, which sleeps. Errs as `std`'s does when a
+        /// holder panicked.
+        pub fn lock(&self) -> LockResult<MutexGuard<'_, T>> {
             let mut pause = 1u32;
             for _ in 0..TRIES {
                 match self.0.try_lock() {
@@ -111,7 +124,7 @@ mod spin_then_park {
 }
 
 #[cfg(shuttle)]
-pub(crate) use model::{Mutex, MutexGuard};
+pub use model::{Mutex, MutexGuard};
 
 #[cfg(shuttle)]
 mod model {
@@ -119,16 +132,19 @@ mod model {
     use std::sync::{LockResult, PoisonError};
 
     /// shuttle's mutex, whose guard also yields to the scheduler on release.
-    pub(crate) struct Mutex<T>(shuttle::sync::Mutex<T>);
+    pub struct Mutex<T>(shuttle::sync::Mutex<T>);
 
-    pub(crate) struct MutexGuard<'a, T>(Option<shuttle::sync::MutexGuard<'a, T>>);
+    /// The guard of [`Mutex`].
+    pub struct MutexGuard<'a, T>(Option<shuttle::sync::MutexGuard<'a, T>>);
 
     impl<T> Mutex<T> {
-        pub(crate) fn new(value: T) -> Self {
+        /// A lock around `value`.
+        pub fn new(value: T) -> Self {
             Mutex(shuttle::sync::Mutex::new(value))
         }
 
-        pub(crate) fn lock(&self) -> LockResult<MutexGuard<'_, T>> {
+        /// Takes the lock; shuttle may switch tasks here.
+        pub fn lock(&self) -> LockResult<MutexGuard<'_, T>> {
             match self.0.lock() {
                 Ok(guard) => Ok(MutexGuard(Some(guard))),
                 Err(poisoned) => Err(PoisonError::new(MutexGuard(Some(poisoned.into_inner())))),

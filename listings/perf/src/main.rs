@@ -131,6 +131,7 @@ type HashSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
 
 use std::cmp::Reverse;
 use std::collections::{BTreeMap, BinaryHeap, VecDeque};
+use std::hash::BuildHasher;
 use std::hint::black_box;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -140,6 +141,8 @@ use std::time::{Duration, Instant};
 use faithful_workqueue::delaying_queue::DelayingQueue;
 use faithful_workqueue::priorityqueue::{AddOpts, PriorityQueue};
 use faithful_workqueue::queue::Queue;
+use faithful_workqueue::sync::Mutex as QueueMutex;
+use hashbrown::HashTable;
 use tokio::runtime::Runtime;
 use tokio::sync::Notify;
 
@@ -275,6 +278,9 @@ impl Outcome {
 #[derive(Clone, Copy, Debug, Default)]
 struct Tally {
     locks: u64,
+    /// Hash computations of a key.
+    hashes: u64,
+    /// Hash-table operations: finds, inserts and removes.
     hash: u64,
     fifo: u64,
     tree: u64,
@@ -283,6 +289,7 @@ struct Tally {
 impl Tally {
     fn absorb(&mut self, other: Tally) {
         self.locks += other.locks;
+        self.hashes += other.hashes;
         self.hash += other.hash;
         self.fifo += other.fifo;
         self.tree += other.tree;
@@ -347,8 +354,9 @@ fn main() -> ExitCode {
             let (out, tally) = run_floor(name, &sizes, &keys);
             let per = |n: u64| n as f64 / out.ops as f64;
             println!(
-                "# floor\t{name}\tlocks/op={:.2}\thash/op={:.2}\tfifo/op={:.2}\ttree/op={:.2}",
+                "# floor\t{name}\tlocks/op={:.2}\thashes/op={:.2}\thash/op={:.2}\tfifo/op={:.2}\ttree/op={:.2}",
                 per(tally.locks),
+                per(tally.hashes),
                 per(tally.hash),
                 per(tally.fifo),
                 per(tally.tree)
@@ -475,34 +483,58 @@ struct Flags {
 
 const DIRTY: Flags = Flags { dirty: true, processing: false };
 
-/// `queue.rs`'s state: the FIFO and the one map of flags.
+/// `queue.rs`'s state: the FIFO of keys with their hashes, and the one table
+/// of flags.
 #[derive(Default)]
 struct FloorQueue {
-    fifo: VecDeque<Key>,
-    items: HashMap<Key, Flags>,
+    fifo: VecDeque<(Key, u64)>,
+    items: HashTable<(Key, Flags)>,
     processing_len: usize,
     shutting_down: bool,
 }
 
+/// `queue.rs`'s `Inner`: the hasher, used before the lock is taken, and the
+/// state behind the crate's own lock.
+#[derive(Default)]
+struct FloorInner {
+    hasher: foldhash::fast::RandomState,
+    state: QueueMutex<FloorQueue>,
+}
+
+impl FloorInner {
+    fn lock(&self) -> std::sync::MutexGuard<'_, FloorQueue> {
+        self.state.lock().unwrap()
+    }
+}
+
 type Shared<T> = Arc<Mutex<T>>;
 
-/// `add` of a key that is not dirty: lock; one entry lookup; push.
-fn floor_add(q: &Mutex<FloorQueue>, key: &Key, t: &mut Tally) {
-    let mut s = q.lock().unwrap();
+/// `add` of a key that is not dirty: hash; lock; a find that misses, an
+/// insert with the same hash; push.
+fn floor_add(q: &FloorInner, key: &Key, t: &mut Tally) {
+    let hash = q.hasher.hash_one(key);
+    let mut s = q.lock();
     let s = &mut *s;
-    s.items.entry(key.clone()).or_insert(DIRTY).dirty = true;
-    s.fifo.push_back(key.clone());
+    match s.items.find_mut(hash, |(k, _)| k == key) {
+        Some((_, flags)) => flags.dirty = true,
+        None => {
+            s.items.insert_unique(hash, (key.clone(), DIRTY), |(k, _)| q.hasher.hash_one(k));
+            t.hash += 1;
+        }
+    }
+    s.fifo.push_back((key.clone(), hash));
     t.locks += 1;
+    t.hashes += 1;
     t.hash += 1;
     t.fifo += 1;
 }
 
-/// `get` with the FIFO not empty: lock; pop; get_mut.
-fn floor_get(q: &Mutex<FloorQueue>, t: &mut Tally) -> Key {
-    let mut s = q.lock().unwrap();
+/// `get` with the FIFO not empty: lock; pop; a find with the stored hash.
+fn floor_get(q: &FloorInner, t: &mut Tally) -> Key {
+    let mut s = q.lock();
     let s = &mut *s;
-    let key = s.fifo.pop_front().expect("every floor task pushes before it pops");
-    if let Some(flags) = s.items.get_mut(&key) {
+    let (key, hash) = s.fifo.pop_front().expect("every floor task pushes before it pops");
+    if let Some((_, flags)) = s.items.find_mut(hash, |(k, _)| *k == key) {
         flags.processing = true;
         flags.dirty = false;
         s.processing_len += 1;
@@ -513,17 +545,20 @@ fn floor_get(q: &Mutex<FloorQueue>, t: &mut Tally) -> Key {
     key
 }
 
-/// `done` of a clean key: lock; get_mut + remove.
-fn floor_done(q: &Mutex<FloorQueue>, key: &Key, t: &mut Tally) {
-    let mut s = q.lock().unwrap();
+/// `done` of a clean key: hash; lock; a find and the remove of its slot.
+fn floor_done(q: &FloorInner, key: &Key, t: &mut Tally) {
+    let hash = q.hasher.hash_one(key);
+    let mut s = q.lock();
     let s = &mut *s;
-    if let Some(flags) = s.items.get_mut(key) {
-        flags.processing = false;
+    if let Ok(mut entry) = s.items.find_entry(hash, |(k, _)| k == key) {
+        entry.get_mut().1.processing = false;
         s.processing_len -= 1;
+        black_box(entry.remove());
+        t.hash += 1;
     }
-    s.items.remove(key);
     t.locks += 1;
-    t.hash += 2;
+    t.hashes += 1;
+    t.hash += 1;
 }
 
 fn cycles_floor(workers: usize, s: &Sizes, keys: &[Key]) -> (Outcome, Tally) {
@@ -534,7 +569,7 @@ fn cycles_floor(workers: usize, s: &Sizes, keys: &[Key]) -> (Outcome, Tally) {
 }
 
 fn cycles_floor_run(rt: &Runtime, workers: usize, keys: &Arc<[Key]>, rounds: u64) -> (Outcome, Tally) {
-    let state: Shared<FloorQueue> = Shared::default();
+    let state: Arc<FloorInner> = Arc::default();
     rt.block_on(async {
         let start = Instant::now();
         let handles: Vec<_> = (0..workers)
@@ -615,22 +650,24 @@ fn burst_floor(s: &Sizes, keys: &[Key]) -> (Outcome, Tally) {
 
 fn burst_floor_run(keys: &[Key], adds: usize, t: &mut Tally) -> Outcome {
     let start = Instant::now();
-    let q: Mutex<FloorQueue> = Mutex::default();
+    let q = FloorInner::default();
     let mut j = 0;
     for _ in 0..adds {
         let key = &keys[j];
-        let mut s = q.lock().unwrap();
+        let hash = q.hasher.hash_one(key);
+        let mut s = q.lock();
         t.locks += 1;
+        t.hashes += 1;
         t.hash += 1;
         // By reference, so that the floor pays for no key clone: only the
-        // first add of a key inserts (a second lookup) and pushes.
-        if !s.items.get(key).copied().unwrap_or_default().dirty {
-            s.items.insert(key.clone(), DIRTY);
-            s.fifo.push_back(key.clone());
+        // first add of a key inserts and pushes.
+        let s = &mut *s;
+        if !s.items.find(hash, |(k, _)| k == key).is_some_and(|(_, flags)| flags.dirty) {
+            s.items.insert_unique(hash, (key.clone(), DIRTY), |(k, _)| q.hasher.hash_one(k));
+            s.fifo.push_back((key.clone(), hash));
             t.hash += 1;
             t.fifo += 1;
         }
-        drop(s);
         j += 1;
         if j == keys.len() {
             j = 0;
@@ -711,22 +748,24 @@ struct FloorWaiting {
 
 /// `flush_ready`: `shutting_down`, then the waiting lock and the promotion of
 /// due entries.
-fn floor_flush_ready(q: &Mutex<FloorQueue>, w: &Mutex<FloorWaiting>, now: u64, t: &mut Tally) {
-    black_box(q.lock().unwrap().shutting_down);
+fn floor_flush_ready(q: &FloorInner, w: &Mutex<FloorWaiting>, now: u64, t: &mut Tally) {
+    black_box(q.lock().shutting_down);
     let mut waiting = w.lock().unwrap();
     t.locks += 2;
     floor_promote_due(q, &mut waiting, now, t);
 }
 
 /// `promote_due`, with the waiting lock held: pop due entries, add live ones.
-fn floor_promote_due(q: &Mutex<FloorQueue>, waiting: &mut FloorWaiting, now: u64, t: &mut Tally) {
+fn floor_promote_due(q: &FloorInner, waiting: &mut FloorWaiting, now: u64, t: &mut Tally) {
     while waiting.heap.peek().is_some_and(|Reverse((at, _, _))| *at <= now) {
         let Reverse((ready_at, seq, key)) = waiting.heap.pop().expect("peeked");
         t.tree += 1;
         t.hash += 1;
+        t.hashes += 1; // std's HashMap hashes per call
         if waiting.by_item.get(&key) == Some(&(ready_at, seq)) {
             waiting.by_item.remove(&key);
             t.hash += 1;
+            t.hashes += 1; // std's HashMap hashes per call
             floor_add(q, &key, t);
         }
     }
@@ -734,13 +773,14 @@ fn floor_promote_due(q: &Mutex<FloorQueue>, waiting: &mut FloorWaiting, now: u64
 
 /// `DelayingQueue::add_after` at fake time `now`: `shutting_down`, then the
 /// waiting lock once, to promote due entries and keep the earliest ready time.
-fn floor_add_after(q: &Mutex<FloorQueue>, w: &Mutex<FloorWaiting>, key: &Key, now: u64, delay: u64, t: &mut Tally) {
-    black_box(q.lock().unwrap().shutting_down);
+fn floor_add_after(q: &FloorInner, w: &Mutex<FloorWaiting>, key: &Key, now: u64, delay: u64, t: &mut Tally) {
+    black_box(q.lock().shutting_down);
     let ready_at = now + delay;
     let mut waiting = w.lock().unwrap();
     t.locks += 2;
     floor_promote_due(q, &mut waiting, now, t);
     t.hash += 1;
+    t.hashes += 1; // std's HashMap hashes per call
     let later = waiting.by_item.get(key).is_some_and(|&(existing, _)| ready_at >= existing);
     if !later {
         let seq = waiting.next_seq;
@@ -748,12 +788,13 @@ fn floor_add_after(q: &Mutex<FloorQueue>, w: &Mutex<FloorWaiting>, key: &Key, no
         waiting.by_item.insert(key.clone(), (ready_at, seq));
         waiting.heap.push(Reverse((ready_at, seq, key.clone())));
         t.hash += 1;
+        t.hashes += 1; // std's HashMap hashes per call
         t.tree += 1;
     }
 }
 
 /// `DelayingQueue::get` (with the FIFO not empty) then `done`.
-fn floor_delaying_cycle(q: &Mutex<FloorQueue>, w: &Mutex<FloorWaiting>, now: u64, t: &mut Tally) {
+fn floor_delaying_cycle(q: &FloorInner, w: &Mutex<FloorWaiting>, now: u64, t: &mut Tally) {
     floor_flush_ready(q, w, now, t);
     let key = floor_get(q, t);
     floor_flush_ready(q, w, now, t);
@@ -777,7 +818,7 @@ fn delaying_floor_run(s: &Sizes, keys: &[Key], rng: &mut SplitMix64, t: &mut Tal
     let sentinel: Key = Arc::from(SENTINEL);
     let sentinel_us = SENTINEL_DELAY.as_micros() as u64;
     let start = Instant::now();
-    let q: Mutex<FloorQueue> = Mutex::default();
+    let q = FloorInner::default();
     let w: Mutex<FloorWaiting> = Mutex::default();
     let mut j = 0;
     for _ in 0..s.delay_adds {
@@ -899,6 +940,7 @@ fn priority_floor_round(
         drop(st);
         t.locks += 1;
         t.hash += 2;
+        t.hashes += 2; // std's HashMap hashes per call
         t.tree += 2;
     }
     for _ in 0..keys.len() {
@@ -918,11 +960,13 @@ fn priority_floor_round(
         drop(guard);
         t.locks += 1;
         t.hash += 3;
+        t.hashes += 3; // std's HashMap hashes per call
         t.tree += 3;
         // done
         state.lock().unwrap().locked.remove(&key);
         t.locks += 1;
         t.hash += 1;
+        t.hashes += 1; // std's HashMap hashes per call
     }
     let elapsed = start.elapsed();
     Outcome { ops: keys.len() as u64, elapsed, handouts: 0, checksum: 0 }

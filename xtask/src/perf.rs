@@ -636,7 +636,7 @@ struct Hardware {
     wake_ns: f64,
     /// An uncontended atomic read-modify-write.
     atomic_ns: f64,
-    /// An uncontended lock/unlock pair of `std::sync::Mutex`.
+    /// An uncontended lock/unlock pair of the queues' lock.
     lock_ns: f64,
     /// A lock/unlock pair with two threads hammering one mutex.
     lock_contended_ns: f64,
@@ -662,7 +662,7 @@ fn hardware_report(rows: &[Row], hw: &Hardware) -> String {
          a cache line moved between the two cores **{:.1} ns** one way (an `AtomicU64` ping-pong, round trip / 2); \
          a sleeping thread woken by the other **{:.0} ns** (`park`/`unpark` ping-pong, round trip / 2); \
          an uncontended atomic read-modify-write **{:.1} ns**; \
-         a lock/unlock pair of `std::sync::Mutex` **{:.1} ns** alone and **{:.1} ns** per pair with two threads contending.\n\n",
+         a lock/unlock pair of the queues' lock (`faithful_workqueue::sync::Mutex`) **{:.1} ns** alone and **{:.1} ns** per pair with two threads contending.\n\n",
         hw.transfer_ns, hw.wake_ns, hw.atomic_ns, hw.lock_ns, hw.lock_contended_ns
     ));
     out.push_str(
@@ -700,8 +700,8 @@ fn hardware_report(rows: &[Row], hw: &Hardware) -> String {
          limit is the most that any queue taking its lock for each add, get and done can do across the cores (a Rust \
          or Go figure above 1.00 means the tasks ran on one core for part of the run). Were every lock pair \
          contended as in the two-thread hammer, a cycle would take 3 × {:.1} = {:.1} ns. `burst`: the floor's lock \
-         pair and 2 atomic read-modify-writes outside it (the caller's `Arc` clone and the drop of the duplicate \
-         inside the queue; Go copies a string header instead); one thread, no transfers. `delaying`, `priority`: \
+         pair and 2 atomic read-modify-writes outside it (the caller's `Arc` clone and the queue's drop of the \
+         duplicate after its lock; Go copies a string header instead); one thread, no transfers. `delaying`, `priority`: \
          the floor's lock pairs only; one thread at a time. Limit = 1 / (hardware per op); ns/op left at 2× Go = \
          1 / (2 × Go ops/s) − hardware per op: the time 2× Go leaves for hashing, the FIFO and everything else.\n",
         hw.wake_ns,
@@ -805,7 +805,11 @@ mod tests {
 
     #[test]
     fn floor_counts_in_words() {
-        let c = vec!["# floor\tburst\tlocks/op=1.00\thash/op=1.01\tfifo/op=0.01\ttree/op=0.00".to_owned()];
-        assert_eq!(floor_counts_of(&c, "burst"), "1.00 lock pairs, 1.01 hash ops, 0.01 FIFO ops");
+        let c =
+            vec!["# floor\tburst\tlocks/op=1.00\thashes/op=1.00\thash/op=1.01\tfifo/op=0.01\ttree/op=0.00".to_owned()];
+        assert_eq!(
+            floor_counts_of(&c, "burst"),
+            "1.00 lock pairs, 1.00 key hashes, 1.01 hash-table ops, 0.01 FIFO ops"
+        );
     }
 }

@@ -26,7 +26,7 @@
 
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::sync::Notify;
@@ -37,6 +37,7 @@ use crate::hash::{HashMap, HashSet};
 use crate::metrics::{CounterMetric, QueueMetrics};
 use crate::queue::{Item, QueueConfig};
 use crate::rate_limiting_queue::{DelayingInterface, Interface, RateLimitingInterface};
+use crate::sync::{Mutex, MutexGuard};
 
 /// The priority of initial-list and resync events (controller-runtime's
 /// `handler.LowPriority`), so that real changes overtake them.

@@ -13,15 +13,18 @@
 //! * `hw-atomic`: one thread, `fetch_add` on an `AtomicU64` nobody else
 //!   touches. ops = read-modify-writes (an `Arc` clone or drop is one).
 //! * `hw-lock`: one thread, lock and unlock of an uncontended
-//!   `std::sync::Mutex<u64>` (the crate's mutex type), incrementing under it.
+//!   `faithful_workqueue::sync::Mutex<u64>` (the queues' lock: `std`'s mutex
+//!   taken by a short spin before it sleeps), incrementing under it.
 //!   ops = lock/unlock pairs.
 //! * `hw-lock-contended`: two threads do the same on one shared mutex.
 //!   ops = lock/unlock pairs of both threads together.
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Barrier, Mutex};
+use std::sync::{Arc, Barrier};
 use std::thread;
 use std::time::Instant;
+
+use faithful_workqueue::sync::Mutex;
 
 use crate::{Outcome, Sizes};
 

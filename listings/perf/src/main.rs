@@ -80,19 +80,23 @@
 //! # The floor
 //!
 //! `--floor` runs, with the same thread and task count as the row, a loop
-//! doing exactly the mutex acquisitions, hash-map operations, FIFO and
-//! heap/B-tree operations that the crate's code does for the row's ops
-//! (counted from `queue.rs`, `delaying_queue.rs` and `priorityqueue.rs`), on
-//! the same types (`std::sync::Mutex`, `HashMap<Arc<str>, _>` with the
-//! crate's hasher, foldhash, `VecDeque`, `BinaryHeap`, `BTreeMap`), and nothing else: no
-//! `Notify`, no clock, no task wake-ups, no checksum. Per op:
+//! doing exactly the lock acquisitions, key hashes, hash-table operations,
+//! FIFO and heap/B-tree operations that the crate's code does for the row's
+//! ops (counted from `queue.rs`, `delaying_queue.rs` and `priorityqueue.rs`),
+//! on the same types (the queues' lock `faithful_workqueue::sync::Mutex`,
+//! `std::sync::Mutex` for the delaying queue's waiting set, hashbrown's
+//! `HashTable` and std's `HashMap` with the crate's hasher, foldhash,
+//! `VecDeque`, `BinaryHeap`, `BTreeMap`), and nothing else: no `Notify`, no
+//! clock, no task wake-ups, no checksum. Per op:
 //!
-//! * cycles (per add+get+done): 3 lock/unlock pairs; 4 hash operations
-//!   (`add`: one entry lookup; `get`: get_mut; `done`: get_mut + remove);
-//!   1 `VecDeque` push + 1 pop. Each of the N tasks does whole cycles
-//!   on its share of the keys against one shared state.
-//! * burst (per add): 1 lock pair, 1 hash lookup; the first add of a key also
-//!   inserts and pushes (1,000 of 100,000).
+//! * cycles (per add+get+done): 3 lock/unlock pairs; 2 key hashes, both
+//!   before a lock is taken (`add`, `done`); 5 table operations (`add`: a find
+//!   that misses and an insert; `get`: a find with the hash kept in the FIFO;
+//!   `done`: a find and a remove); 1 `VecDeque` push + 1 pop. Each of the N
+//!   tasks does whole cycles on its share of the keys against one shared
+//!   state.
+//! * burst (per add): 1 hash, 1 lock pair, 1 find; the first add of a key
+//!   also inserts and pushes (1,000 of 100,000).
 //! * delaying (per `add_after`, the drain included): the crate's `add_after`
 //!   takes 2 lock pairs (`shutting_down`, then the waiting lock, under which it
 //!   also promotes due entries) and 1 hash lookup; a new
@@ -507,7 +511,7 @@ impl FloorInner {
     }
 }
 
-type Shared<T> = Arc<Mutex<T>>;
+type Shared<T> = Arc<QueueMutex<T>>;
 
 /// `add` of a key that is not dirty: hash; lock; a find that misses, an
 /// insert with the same hash; push.
@@ -920,7 +924,7 @@ fn priority_floor(s: &Sizes, keys: &[Key]) -> (Outcome, Tally) {
 }
 
 fn priority_floor_round(
-    state: &Mutex<FloorPriority>,
+    state: &QueueMutex<FloorPriority>,
     keys: &[Key],
     rng: &mut SplitMix64,
     s: &Sizes,

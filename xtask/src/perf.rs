@@ -139,6 +139,8 @@ struct Row {
     floor_counts: String,
     /// The floor's lock/unlock pairs per op.
     floor_locks: f64,
+    /// Each Rust run's ns per op and its lock fallbacks (`# lock` line).
+    rust_fallbacks: Vec<(f64, u64)>,
 }
 
 impl Row {
@@ -190,6 +192,7 @@ pub fn perf(args: &[String]) -> Result {
         let mut samples: [Vec<Sample>; 3] = Default::default();
         let mut floor_counts = String::new();
         let mut floor_locks = 0.0;
+        let mut rust_fallbacks = Vec::new();
         for rep in 0..REPS {
             let order =
                 if rep % 2 == 0 { [Side::Go, Side::Rust, Side::Floor] } else { [Side::Floor, Side::Rust, Side::Go] };
@@ -204,6 +207,9 @@ pub fn perf(args: &[String]) -> Result {
                 if side == Side::Floor {
                     floor_counts = floor_counts_of(&comments, name);
                     floor_locks = floor_locks_of(&comments, name);
+                }
+                if side == Side::Rust {
+                    rust_fallbacks.push((1e9 / sample.ops_per_s(), fallbacks_of(&comments, name)));
                 }
                 samples[side as usize].push(sample);
             }
@@ -229,6 +235,7 @@ pub fn perf(args: &[String]) -> Result {
             floor_over_rust_range: ratio_range(floor, rust),
             floor_counts,
             floor_locks,
+            rust_fallbacks,
         };
         eprintln!(
             "xtask: perf {name}: Go {}, Rust {}, floor {} ops/s (medians of {REPS})",
@@ -264,6 +271,7 @@ pub fn perf(args: &[String]) -> Result {
             floor_over_rust_range: (f64::NAN, f64::NAN),
             floor_counts: String::new(),
             floor_locks: 0.0,
+            rust_fallbacks: Vec::new(),
         };
         eprintln!("xtask: perf {name} ({bench}): Go {}, Rust {} ops/s (medians of {REPS})", si(row.go), si(row.rust));
         rows.push(row);
@@ -290,7 +298,7 @@ pub fn perf(args: &[String]) -> Result {
     let took = started.elapsed();
 
     facts.rustc = command_line("rustc", &["--version"]);
-    let report = format!("{}\n{}", report(&rows, &facts), hardware_report(&rows, &hw));
+    let report = format!("{}\n{}\n{}", report(&rows, &facts), hardware_report(&rows, &hw), lock_report(&rows, &hw));
     println!("{report}");
     println!("measured in {:.0} s after the builds", took.as_secs_f64());
     if !mismatches.is_empty() {
@@ -474,6 +482,42 @@ fn floor_counts_of(comments: &[String], name: &str) -> String {
         })
         .collect::<Vec<_>>()
         .join(", ")
+}
+
+/// The `fallbacks=` of a run's `# lock <name>` line (0 without one).
+fn fallbacks_of(comments: &[String], name: &str) -> u64 {
+    let prefix = format!("# lock\t{name}\t");
+    comments
+        .iter()
+        .filter_map(|c| c.strip_prefix(&prefix))
+        .find_map(|kv| kv.strip_prefix("fallbacks=")?.parse().ok())
+        .unwrap_or(0)
+}
+
+/// Per row where the lock fell back at all: the Rust runs from fastest to
+/// slowest, each with its lock fallbacks, and what the slowest run's
+/// fallbacks would cost were each a wake-up.
+fn lock_report(rows: &[Row], hw: &Hardware) -> String {
+    let mut lines = Vec::new();
+    for r in rows {
+        if r.rust_fallbacks.iter().all(|&(_, n)| n < 100) {
+            continue;
+        }
+        let mut runs = r.rust_fallbacks.clone();
+        runs.sort_by(|a, b| a.0.total_cmp(&b.0));
+        let listed: Vec<String> = runs.iter().map(|(ns, n)| format!("{ns:.0} ns ({n})")).collect();
+        lines.push(format!("`{}`: {}", r.name, listed.join(", ")));
+    }
+    if lines.is_empty() {
+        return String::new();
+    }
+    format!(
+        "The queues' lock in the Rust runs: each run's ns per op, fastest first, with how many times in that run \
+         a `lock` spun to the end and went on to `std`'s lock, which sleeps while the lock is held (a sleep and its \
+         wake-up cost {:.0} ns here): {}.\n",
+        hw.wake_ns,
+        lines.join("; ")
+    )
 }
 
 /// The `locks/op` of the floor's `# floor` line.
@@ -801,6 +845,13 @@ mod tests {
         assert_eq!(parse_bench_ns(out, "BenchmarkAddGetDone"), Some(4_604_340.0));
         assert_eq!(parse_bench_ns(out, "BenchmarkAddOnly"), None);
         assert_eq!(parse_bench_ns("BenchmarkQueue 10 35.5 ns/op", "BenchmarkQueue"), Some(35.5));
+    }
+
+    #[test]
+    fn reads_a_runs_lock_fallbacks() {
+        let c = vec!["# floor\tcycles-2\tlocks/op=3.00".to_owned(), "# lock\tcycles-2\tfallbacks=1234".to_owned()];
+        assert_eq!(fallbacks_of(&c, "cycles-2"), 1234);
+        assert_eq!(fallbacks_of(&c, "cycles-8"), 0);
     }
 
     #[test]

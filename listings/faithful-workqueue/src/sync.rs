@@ -11,13 +11,34 @@
 //! is: it is the primitive the queue trusts (tokio checks it with loom).
 
 #[cfg(not(shuttle))]
-pub use spin_then_park::Mutex;
+pub use spin_then_park::{Mutex, fallbacks};
 #[cfg(not(shuttle))]
 pub use std::sync::MutexGuard;
 
 #[cfg(not(shuttle))]
 mod spin_then_park {
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
     use std::sync::{LockResult, MutexGuard, TryLockError};
+
+    static FALLBACKS: AtomicU64 = AtomicU64::new(0);
+
+    /// How many times, in this process, a [`Mutex::lock`] spun to the end
+    /// and went on to `std::sync::Mutex::lock`, which sleeps while the lock
+    /// is held. `cargo xtask perf` reports it beside each run's time: a run
+    /// whose lock kept falling back is a run that paid for sleeps and
+    /// wake-ups. Counted only on that slow path.
+    ///
+    /// ```
+    /// use faithful_workqueue::sync::{Mutex, fallbacks};
+    ///
+    /// let before = fallbacks();
+    /// let m = Mutex::new(0);
+    /// *m.lock().unwrap() += 1; // uncontended: taken at the first try
+    /// assert_eq!(fallbacks(), before);
+    /// ```
+    pub fn fallbacks() -> u64 {
+        FALLBACKS.load(Relaxed)
+    }
 
     /// `std::sync::Mutex`, taken by a few spaced `try_lock`s before it sleeps.
     ///
@@ -76,6 +97,7 @@ mod spin_then_park {
                 }
                 pause = (pause * 2).min(MAX_PAUSE);
             }
+            FALLBACKS.fetch_add(1, Relaxed);
             self.0.lock()
         }
     }
@@ -124,12 +146,17 @@ mod spin_then_park {
 }
 
 #[cfg(shuttle)]
-pub use model::{Mutex, MutexGuard};
+pub use model::{Mutex, MutexGuard, fallbacks};
 
 #[cfg(shuttle)]
 mod model {
     use std::ops::{Deref, DerefMut};
     use std::sync::{LockResult, PoisonError};
+
+    /// Always 0: shuttle's mutex does not spin.
+    pub fn fallbacks() -> u64 {
+        0
+    }
 
     /// shuttle's mutex, whose guard also yields to the scheduler on release.
     pub struct Mutex<T>(shuttle::sync::Mutex<T>);

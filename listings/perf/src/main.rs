@@ -21,7 +21,9 @@
 //! the number of operations the row counts (its ops/s is `ops / elapsed`),
 //! `handouts` the number of items `get` handed out, and `checksum` 16 hex
 //! digits (below). The floor prints `0` for both, and one `# floor` line per
-//! workload with the operations it did per op.
+//! workload with the operations it did per op. Both print a `# lock` line
+//! with how many times the queues' lock stopped spinning and went to `std`'s
+//! sleeping lock so far in the process (`faithful_workqueue::sync::fallbacks`).
 //!
 //! # The workloads (identical on both sides)
 //!
@@ -369,6 +371,9 @@ fn main() -> ExitCode {
         } else {
             run_queue(name, &sizes, &keys)
         };
+        // Each process runs one workload in `cargo xtask perf`, so the count
+        // is that run's (with its warm-up round).
+        println!("# lock\t{name}\tfallbacks={}", faithful_workqueue::sync::fallbacks());
         println!("{name}\t{}\t{}\t{}\t{:016x}", out.ops, out.elapsed.as_nanos(), out.handouts, out.checksum);
     }
     ExitCode::SUCCESS

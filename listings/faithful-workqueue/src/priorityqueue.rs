@@ -88,7 +88,7 @@ pub struct AddOpts {
     pub priority: Option<i32>,
 }
 
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 struct Entry {
     added_counter: u64,
     priority: i32,
@@ -431,8 +431,12 @@ impl<T: Item> PriorityQueue<T> {
             if existing.ready_at.is_some() && ready_at.is_none() {
                 state.became_ready(&key, entry.priority, now);
             }
-            state.remove(&key);
-            state.insert(key, entry);
+            // Upstream deletes and re-inserts every time; an entry that did
+            // not change would go back where it was, so leave it there.
+            if entry != existing {
+                state.remove(&key);
+                state.insert(key, entry);
+            }
         }
         drop(state);
         self.changed.notify_waiters();

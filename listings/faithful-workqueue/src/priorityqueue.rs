@@ -385,7 +385,11 @@ impl<T: Item> PriorityQueue<T> {
             return;
         }
         let now = Instant::now();
+        let ready_before = state.ready.len();
         state.promote_due(now);
+        // A waiting `get` needs waking only for a change: a key made ready,
+        // or an entry added or moved (a new ready time, a raised priority).
+        let mut changed = state.ready.len() != ready_before;
         let new_priority = opts.priority.unwrap_or(0);
         for key in items {
             let mut after = opts.after;
@@ -408,6 +412,7 @@ impl<T: Item> PriorityQueue<T> {
                     state.became_ready(&key, new_priority, now);
                 }
                 state.insert(key, entry);
+                changed = true;
                 continue;
             };
             // The earliest readiness wins; a ready entry stays ready.
@@ -432,14 +437,18 @@ impl<T: Item> PriorityQueue<T> {
                 state.became_ready(&key, entry.priority, now);
             }
             // Upstream deletes and re-inserts every time; an entry that did
-            // not change would go back where it was, so leave it there.
+            // not change would go back where it was, so leave it there (and
+            // wake nobody for it).
             if entry != existing {
                 state.remove(&key);
                 state.insert(key, entry);
+                changed = true;
             }
         }
         drop(state);
-        self.changed.notify_waiters();
+        if changed {
+            self.changed.notify_waiters();
+        }
     }
 
     /// `add_with_opts` with default options: ready now, priority 0.

@@ -1,6 +1,7 @@
 //! Model checking of [`Queue`] with [shuttle]: small scenarios of two or three
 //! tasks calling `add`, `get`, `done` and `shut_down`, run under thousands of
-//! schedules each.
+//! schedules each; and two of [`PriorityQueue`]'s wake-ups, since it takes the
+//! same lock.
 //!
 //! Built with `RUSTFLAGS="--cfg shuttle"`, the queue's lock is shuttle's (see
 //! `src/sync.rs`), so every lock and unlock is a point where the scheduler may
@@ -25,6 +26,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 
+use faithful_workqueue::priorityqueue::PriorityQueue;
 use faithful_workqueue::queue::Queue;
 use shuttle::future::{block_on, spawn};
 use shuttle::scheduler::{PctScheduler, RandomScheduler};
@@ -185,6 +187,59 @@ fn a_done_that_requeues_wakes_a_sleeping_get() {
             shuttle::future::yield_now().await;
             queue.done(&held);
             producer.await.unwrap();
+            assert_eq!(getter.await.unwrap(), Some(0));
+        })
+    });
+}
+
+/// The priority queue (which takes the same lock): two gets wait on an empty
+/// queue, and a producer adds one key twice and then a second key. The
+/// repeated add changes nothing and wakes nobody; each of the other two
+/// must wake a get, whatever the schedule.
+#[test]
+fn priority_queue_gets_are_woken_by_adds_that_change_something() {
+    check(|| {
+        block_on(async {
+            let queue: PriorityQueue<usize> = PriorityQueue::new();
+            let getters = [0, 1].map(|_| {
+                let queue = queue.clone();
+                spawn(async move { queue.get().await })
+            });
+            let producer = spawn({
+                let queue = queue.clone();
+                async move {
+                    queue.add(0);
+                    queue.add(0);
+                    queue.add(1);
+                }
+            });
+            producer.await.unwrap();
+            let mut got: Vec<usize> = Vec::new();
+            for getter in getters {
+                got.push(getter.await.unwrap().expect("not shut down"));
+            }
+            got.sort();
+            assert_eq!(got, [0, 1]);
+        })
+    });
+}
+
+/// The priority queue: a get waits while the only key is locked (handed out
+/// and re-added), and the worker's `done` must wake it.
+#[test]
+fn priority_queue_done_wakes_a_get_waiting_for_a_locked_key() {
+    check(|| {
+        block_on(async {
+            let queue: PriorityQueue<usize> = PriorityQueue::new();
+            queue.add(0);
+            let held = queue.get().await.unwrap();
+            queue.add(0); // a ready copy, locked until done
+            let getter = spawn({
+                let queue = queue.clone();
+                async move { queue.get().await }
+            });
+            shuttle::future::yield_now().await;
+            queue.done(&held);
             assert_eq!(getter.await.unwrap(), Some(0));
         })
     });

@@ -484,19 +484,24 @@ fn floor_counts_of(comments: &[String], name: &str) -> String {
         .join(", ")
 }
 
-/// The `fallbacks=` of a run's `# lock <name>` line (0 without one).
-fn fallbacks_of(comments: &[String], name: &str) -> u64 {
-    let prefix = format!("# lock\t{name}\t");
+/// The value of `key=` on a run's `# <kind> <name> key=value …` line.
+fn comment_value<T: std::str::FromStr>(comments: &[String], kind: &str, name: &str, key: &str) -> Option<T> {
+    let prefix = format!("# {kind}\t{name}\t");
     comments
         .iter()
         .filter_map(|c| c.strip_prefix(&prefix))
-        .find_map(|kv| kv.strip_prefix("fallbacks=")?.parse().ok())
-        .unwrap_or(0)
+        .flat_map(|line| line.split('\t'))
+        .find_map(|kv| kv.strip_prefix(key)?.strip_prefix('=')?.parse().ok())
 }
 
-/// Per row where the lock fell back at all: the Rust runs from fastest to
-/// slowest, each with its lock fallbacks, and what the slowest run's
-/// fallbacks would cost were each a wake-up.
+/// The `fallbacks=` of a run's `# lock <name>` line (0 without one).
+fn fallbacks_of(comments: &[String], name: &str) -> u64 {
+    comment_value(comments, "lock", name, "fallbacks").unwrap_or(0)
+}
+
+/// Per row where the lock fell back 100 times or more in some run: the Rust
+/// runs from fastest to slowest, each with its lock fallbacks, and what a
+/// sleep and its wake-up cost on this machine.
 fn lock_report(rows: &[Row], hw: &Hardware) -> String {
     let mut lines = Vec::new();
     for r in rows {
@@ -513,8 +518,8 @@ fn lock_report(rows: &[Row], hw: &Hardware) -> String {
     }
     format!(
         "The queues' lock in the Rust runs: each run's ns per op, fastest first, with how many times in that run \
-         a `lock` spun to the end and went on to `std`'s lock, which sleeps while the lock is held (a sleep and its \
-         wake-up cost {:.0} ns here): {}.\n",
+         a `lock` spun to the end and went on to `std`'s lock, which sleeps if the lock is still held after its own \
+         short spin (a sleep and its wake-up cost {:.0} ns here): {}.\n",
         hw.wake_ns,
         lines.join("; ")
     )
@@ -522,13 +527,7 @@ fn lock_report(rows: &[Row], hw: &Hardware) -> String {
 
 /// The `locks/op` of the floor's `# floor` line.
 fn floor_locks_of(comments: &[String], name: &str) -> f64 {
-    let prefix = format!("# floor\t{name}\t");
-    comments
-        .iter()
-        .filter_map(|c| c.strip_prefix(&prefix))
-        .flat_map(|line| line.split('\t'))
-        .find_map(|kv| kv.strip_prefix("locks/op=")?.parse().ok())
-        .unwrap_or(0.0)
+    comment_value(comments, "floor", name, "locks/op").unwrap_or(0.0)
 }
 
 fn median(samples: &[Sample]) -> f64 {

@@ -147,7 +147,8 @@ struct Inner<T> {
     /// take it, so the lock is held only to find and change the slot.
     hasher: Hasher,
     state: Mutex<State<T>>,
-    /// Wakes one blocked [`Queue::get`] per item pushed; all of them on shutdown.
+    /// Wakes one sleeping [`Queue::get`] per item pushed while one sleeps; all
+    /// of them on shutdown.
     item_ready: Notify,
     /// Wakes [`Queue::shut_down_with_drain`] when the processing set empties.
     processing_empty: Notify,

@@ -1,14 +1,14 @@
-//! The lock the queue's state lives behind.
-//!
-//! Normally `std::sync::Mutex`, taken by a short spin before it sleeps (see
-//! [`Mutex`]). It is public so that `listings/perf` can measure it alone, in
-//! the floor and hardware rows of `cargo xtask perf`. Built with `RUSTFLAGS="--cfg shuttle"`, it is
-//! [shuttle](https://docs.rs/shuttle)'s mutex, plus a scheduling point right
-//! after every unlock: shuttle's scheduler may then switch tasks when a lock is
-//! taken and when it is released, so the model checks in
-//! `tests/model_check.rs` explore the gaps between releasing the lock and
-//! waiting on, or waking, a `Notify`. tokio's `Notify` itself is left as it
-//! is: it is the primitive the queue trusts (tokio checks it with loom).
+//! The lock the queues' state lives behind (the queue's and the priority
+//! queue's). Normally `std::sync::Mutex`, taken by a short spin before it
+//! sleeps (see [`Mutex`]). It is public so that `listings/perf` can measure
+//! it alone, in the floor and hardware rows of `cargo xtask perf`. Built with
+//! `RUSTFLAGS="--cfg shuttle"`, it is [shuttle](https://docs.rs/shuttle)'s
+//! mutex, plus a scheduling point right after every unlock: shuttle's
+//! scheduler may then switch tasks when a lock is taken and when it is
+//! released, so the model checks in `tests/model_check.rs` explore the gaps
+//! between releasing the lock and waiting on, or waking, a `Notify`. tokio's
+//! `Notify` itself is left as it is: it is the primitive the queues trust
+//! (tokio checks it with loom).
 
 #[cfg(not(shuttle))]
 pub use spin_then_park::{Mutex, fallbacks};
@@ -23,8 +23,8 @@ mod spin_then_park {
     static FALLBACKS: AtomicU64 = AtomicU64::new(0);
 
     /// How many times, in this process, a [`Mutex::lock`] spun to the end
-    /// and went on to `std::sync::Mutex::lock`, which sleeps while the lock
-    /// is held. `cargo xtask perf` reports it beside each run's time: a run
+    /// and went on to `std::sync::Mutex::lock`, which sleeps if the lock is
+    /// still held after its own short spin. `cargo xtask perf` reports it beside each run's time: a run
     /// whose lock kept falling back is a run that paid for sleeps and
     /// wake-ups. Counted only on that slow path.
     ///
@@ -45,14 +45,18 @@ mod spin_then_park {
     /// The queue holds its lock for tens of nanoseconds. When two threads
     /// share the queue (a producer adding on one core, a worker getting on
     /// the other), `std::sync::Mutex` spins only while the lock has no
-    /// sleeper, then sleeps in the kernel; from then on every unlock is a
-    /// `futex` wake-up system call and every lock a trip through the
-    /// scheduler, each a hundred times the critical section or more. `cargo xtask
-    /// perf` measured it: with two workers, a third of the time went to
+    /// sleeper, then sleeps in the kernel; while threads keep contending,
+    /// each unlock is then a `futex` wake-up system call and each lock a trip
+    /// through the scheduler, a hundred times the critical section or more. `cargo
+    /// xtask perf` measured it: with two workers, a third of the time went to
     /// `futex` calls. So a contended `lock` first retries `try_lock` a few
-    /// times with growing pauses, for a few microseconds in all (about what
-    /// Go's `sync.Mutex` spins), and only then sleeps as `std` does. The
-    /// guard is `std`'s own, so poisoning and unlocking are unchanged.
+    /// times with growing pauses, for a few microseconds in all, and only then
+    /// sleeps as `std` does. (Go's `sync.Mutex` spins too, for at most 4 × 30
+    /// pause instructions: `active_spin` and `active_spin_cnt` in go1.26's
+    /// `runtime/lock_spinbit.go`; this spin is longer, 207 hints, because
+    /// it did better here: 277 against 329 ns per `cycles-2` cycle, medians
+    /// of 9 runs, for 127 hints.) The guard is `std`'s own, so
+    /// poisoning and unlocking are unchanged.
     ///
     /// The spin is bounded, so a holder that was preempted costs a waiter a
     /// few microseconds of CPU, not more.

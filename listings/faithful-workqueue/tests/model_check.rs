@@ -134,115 +134,119 @@ fn an_add_during_processing_is_handed_out_after_done() {
     });
 }
 
-/// Two gets wait on an empty queue and a producer adds two keys. With no
-/// shutdown to wake them, each get must be woken by an add: a wake-up lost
-/// between a get's last look and its sleep leaves a task waiting for ever,
-/// which shuttle reports as a deadlock. (An add wakes a get only when a get
-/// sleeps: this holds the count of sleepers to the look it follows.)
-#[test]
-fn every_sleeping_get_is_woken_by_an_add() {
-    check(|| {
-        block_on(async {
-            let queue: Queue<usize> = Queue::new();
-            let getters = [0, 1].map(|_| {
-                let queue = queue.clone();
-                spawn(async move { queue.get().await })
-            });
-            let producer = spawn({
-                let queue = queue.clone();
-                async move {
-                    queue.add(0);
-                    queue.add(1);
-                }
-            });
-            producer.await.unwrap();
-            let mut got: Vec<usize> = Vec::new();
-            for getter in getters {
-                got.push(getter.await.unwrap().expect("not shut down"));
+/// What the wake-up scenarios below need of a queue, so that each runs on
+/// both queues that take the lock of `src/sync.rs`.
+trait Waitable: Clone + Send + Sync + 'static {
+    fn fresh() -> Self;
+    fn add(&self, key: usize);
+    fn get(&self) -> impl Future<Output = Option<usize>> + Send;
+    fn done(&self, key: &usize);
+}
+
+impl Waitable for Queue<usize> {
+    fn fresh() -> Self {
+        Queue::new()
+    }
+    fn add(&self, key: usize) {
+        Queue::add(self, key)
+    }
+    fn get(&self) -> impl Future<Output = Option<usize>> + Send {
+        Queue::get(self)
+    }
+    fn done(&self, key: &usize) {
+        Queue::done(self, key)
+    }
+}
+
+impl Waitable for PriorityQueue<usize> {
+    fn fresh() -> Self {
+        PriorityQueue::new()
+    }
+    fn add(&self, key: usize) {
+        PriorityQueue::add(self, key)
+    }
+    fn get(&self) -> impl Future<Output = Option<usize>> + Send {
+        PriorityQueue::get(self)
+    }
+    fn done(&self, key: &usize) {
+        PriorityQueue::done(self, key)
+    }
+}
+
+/// Two gets wait on an empty queue and a producer adds key 0 twice, then key
+/// 1. With no shutdown to wake them, each get must be woken by an add: a
+/// wake-up lost between a get's last look and its sleep leaves a task waiting
+/// for ever, which shuttle reports as a deadlock. The repeated add changes
+/// nothing and may wake nobody; the other two must each wake a get. (Both
+/// queues wake a get only when one sleeps or something changed: this holds
+/// that bookkeeping to the look it follows.)
+fn every_sleeping_get_is_woken_by_an_add<Q: Waitable>() {
+    block_on(async {
+        let queue = Q::fresh();
+        let getters = [0, 1].map(|_| {
+            let queue = queue.clone();
+            spawn(async move { queue.get().await })
+        });
+        let producer = spawn({
+            let queue = queue.clone();
+            async move {
+                queue.add(0);
+                queue.add(0);
+                queue.add(1);
             }
-            got.sort();
-            assert_eq!(got, [0, 1]);
-        })
-    });
+        });
+        producer.await.unwrap();
+        let mut got: Vec<usize> = Vec::new();
+        for getter in getters {
+            got.push(getter.await.unwrap().expect("not shut down"));
+        }
+        got.sort();
+        assert_eq!(got, [0, 1]);
+    })
 }
 
-/// A get waits while the only key is processing, and a producer re-adds the
-/// key. Whether the add lands before the worker's `done` (so `done` re-queues
-/// it) or after (so the add queues it), the waiting get is woken and takes it.
-#[test]
-fn a_done_that_requeues_wakes_a_sleeping_get() {
-    check(|| {
-        block_on(async {
-            let queue: Queue<usize> = Queue::new();
-            queue.add(0);
-            let held = queue.get().await.unwrap();
-            let getter = spawn({
-                let queue = queue.clone();
-                async move { queue.get().await }
-            });
-            let producer = spawn({
-                let queue = queue.clone();
-                async move { queue.add(0) }
-            });
-            shuttle::future::yield_now().await;
-            queue.done(&held);
-            producer.await.unwrap();
-            assert_eq!(getter.await.unwrap(), Some(0));
-        })
-    });
+/// A get waits while the only key is held by a worker, and a producer re-adds
+/// the key. Whether the add lands before the worker's `done` (so `done` makes
+/// the copy available) or after (so the add queues it afresh), the waiting get
+/// is woken and takes it.
+fn a_done_wakes_a_get_waiting_for_a_held_key<Q: Waitable>() {
+    block_on(async {
+        let queue = Q::fresh();
+        queue.add(0);
+        let held = queue.get().await.unwrap();
+        let getter = spawn({
+            let queue = queue.clone();
+            async move { queue.get().await }
+        });
+        let producer = spawn({
+            let queue = queue.clone();
+            async move { queue.add(0) }
+        });
+        shuttle::future::yield_now().await;
+        queue.done(&held);
+        producer.await.unwrap();
+        assert_eq!(getter.await.unwrap(), Some(0));
+    })
 }
 
-/// The priority queue (which takes the same lock): two gets wait on an empty
-/// queue, and a producer adds one key twice and then a second key. The
-/// repeated add changes nothing and wakes nobody; each of the other two
-/// must wake a get, whatever the schedule.
 #[test]
-fn priority_queue_gets_are_woken_by_adds_that_change_something() {
-    check(|| {
-        block_on(async {
-            let queue: PriorityQueue<usize> = PriorityQueue::new();
-            let getters = [0, 1].map(|_| {
-                let queue = queue.clone();
-                spawn(async move { queue.get().await })
-            });
-            let producer = spawn({
-                let queue = queue.clone();
-                async move {
-                    queue.add(0);
-                    queue.add(0);
-                    queue.add(1);
-                }
-            });
-            producer.await.unwrap();
-            let mut got: Vec<usize> = Vec::new();
-            for getter in getters {
-                got.push(getter.await.unwrap().expect("not shut down"));
-            }
-            got.sort();
-            assert_eq!(got, [0, 1]);
-        })
-    });
+fn every_sleeping_get_is_woken_by_an_add_queue() {
+    check(every_sleeping_get_is_woken_by_an_add::<Queue<usize>>);
 }
 
-/// The priority queue: a get waits while the only key is locked (handed out
-/// and re-added), and the worker's `done` must wake it.
 #[test]
-fn priority_queue_done_wakes_a_get_waiting_for_a_locked_key() {
-    check(|| {
-        block_on(async {
-            let queue: PriorityQueue<usize> = PriorityQueue::new();
-            queue.add(0);
-            let held = queue.get().await.unwrap();
-            queue.add(0); // a ready copy, locked until done
-            let getter = spawn({
-                let queue = queue.clone();
-                async move { queue.get().await }
-            });
-            shuttle::future::yield_now().await;
-            queue.done(&held);
-            assert_eq!(getter.await.unwrap(), Some(0));
-        })
-    });
+fn every_sleeping_get_is_woken_by_an_add_priority_queue() {
+    check(every_sleeping_get_is_woken_by_an_add::<PriorityQueue<usize>>);
+}
+
+#[test]
+fn a_done_wakes_a_get_waiting_for_a_held_key_queue() {
+    check(a_done_wakes_a_get_waiting_for_a_held_key::<Queue<usize>>);
+}
+
+#[test]
+fn a_done_wakes_a_get_waiting_for_a_held_key_priority_queue() {
+    check(a_done_wakes_a_get_waiting_for_a_held_key::<PriorityQueue<usize>>);
 }
 
 /// Two workers blocked in `get` on an empty queue both wake up with `None`

@@ -44,8 +44,11 @@
 //!   runs goroutines that move due items into the queue, the
 //!   [`delaying_queue`] and the [`priorityqueue`] move them at the start of
 //!   every call, and a waiting `get` sleeps until the next ready time. The
-//!   priority queue likewise takes adds at once, where upstream buffers them
-//!   for a goroutine.
+//!   priority queue buffers adds as upstream does, but the buffer is applied
+//!   by the next call that reads the queue (or by an add, once
+//!   [`priorityqueue::FLUSH_AT`] adds wait), not by a goroutine: no call sees
+//!   an add unapplied, and a shutdown applies the adds made before it, where
+//!   upstream's goroutine drops what it finds after the shutdown.
 //! * **A second priority-queue shut down is a no-op**: upstream's
 //!   `PriorityQueue.ShutDown` panics when called twice (it closes a channel
 //!   twice), while [`priorityqueue::PriorityQueue::shut_down`] does nothing

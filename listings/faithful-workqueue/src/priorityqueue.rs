@@ -20,9 +20,19 @@
 //! entry map and the locked set; the silent stall is the same: a locked key
 //! whose `done` never comes is skipped forever.
 //!
-//! Upstream adds through a buffer flushed by a goroutine, and moves waiting
-//! keys to ready from another; this port does both synchronously at the start
-//! of every call, which is what upstream's `Len` and hand-out already force.
+//! Adds go through a buffer, as upstream's do (its `addBuffer`): an add takes
+//! only the buffer's lock, so producers do not queue up behind the workers'
+//! gets and dones on the queue's lock. Upstream applies the buffer from a
+//! goroutine; this port applies it at the start of every call that reads the
+//! queue ([`get`](PriorityQueue::get), [`len`](PriorityQueue::len),
+//! [`debug_state`](PriorityQueue::debug_state),
+//! [`shut_down`](PriorityQueue::shut_down)), and an add applies it itself once
+//! [`FLUSH_AT`] adds wait. So no call can tell a buffered add from an applied
+//! one: the queue behaves as if every add were applied when it returned. A
+//! queue with metrics applies every add at once, so that its gauges are never
+//! behind. Upstream moves waiting keys to ready from another goroutine; this
+//! port does that at the start of every call too, which is what upstream's
+//! `Len` and hand-out already force.
 
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
@@ -37,7 +47,8 @@ use crate::hash::{HashMap, HashSet};
 use crate::metrics::{CounterMetric, QueueMetrics};
 use crate::queue::{Item, QueueConfig};
 use crate::rate_limiting_queue::{DelayingInterface, Interface, RateLimitingInterface};
-use crate::sync::{Mutex, MutexGuard};
+use crate::sync::{AtomicUsize, Mutex, MutexGuard};
+use std::sync::atomic::Ordering::{Acquire, Release};
 
 /// The priority of initial-list and resync events (controller-runtime's
 /// `handler.LowPriority`), so that real changes overtake them.
@@ -104,6 +115,45 @@ impl Entry {
     }
 }
 
+/// How many buffered adds an add lets wait before it applies them itself. The
+/// buffer is bounded so that a queue nobody reads does not grow with every
+/// add of the same key; applying in batches takes the queue's lock once per
+/// batch rather than once per add.
+pub const FLUSH_AT: usize = 1024;
+
+/// One key of an add, as the add saw it: its ready time and the clock when
+/// it was added, so that applying it later changes nothing.
+struct Buffered<T> {
+    key: T,
+    priority: i32,
+    ready_at: Option<Instant>,
+    at: Instant,
+}
+
+/// The add buffer: its lock (taken after the queue's lock, never before it),
+/// and its length, readable without the lock.
+struct Buffer<T> {
+    pending: Mutex<Pending<T>>,
+    /// `pending.adds.len()`, stored under `pending`'s lock. A call that reads
+    /// the queue holds the queue's lock, under which every flush happens: if
+    /// it reads 0 here, every add that happened before it was applied, and
+    /// it skips the buffer's lock.
+    len: AtomicUsize,
+}
+
+/// What adds share with the calls that read the queue.
+struct Pending<T> {
+    /// Adds not yet applied, in the order they were made.
+    adds: Vec<Buffered<T>>,
+    /// Gets asleep on `changed`. A get counts itself only when it found the
+    /// buffer empty, under this lock; so the first add after that sees it
+    /// and wakes it, and later adds, which find the buffer non-empty, need
+    /// not (the woken get applies them all).
+    sleeping_gets: usize,
+    /// Set by `shut_down` after it applied the buffer: later adds are ignored.
+    shutdown: bool,
+}
+
 struct State<T> {
     items: HashMap<T, Entry>,
     /// Ready entries in hand-out order (upstream's `lessReady`).
@@ -114,7 +164,9 @@ struct State<T> {
     added_counter: u64,
     shutdown: bool,
     metrics: Option<QueueMetrics<T>>,
-    retries: Option<Arc<dyn CounterMetric>>,
+    /// The buffer's last allocation, swapped back in by each flush so that
+    /// adds do not allocate once the buffer has grown.
+    spare: Vec<Buffered<T>>,
 }
 
 impl<T: Item> State<T> {
@@ -146,6 +198,56 @@ impl<T: Item> State<T> {
             None => self.ready.remove(&entry.ready_key()),
         };
         Some(entry)
+    }
+
+    /// Applies one buffered add; see the [module docs](self) for how a re-add
+    /// combines with an entry. Returns whether an entry was added or moved
+    /// (a key made ready, a new ready time, a raised priority): a waiting
+    /// `get` needs waking only then.
+    fn apply(&mut self, add: Buffered<T>) -> bool {
+        let Buffered { key, priority: new_priority, ready_at, at } = add;
+        // What was due when the add was made became ready before it.
+        let ready_before = self.ready.len();
+        self.promote_due(at);
+        let mut changed = self.ready.len() != ready_before;
+        let Some(existing) = self.items.get(&key).copied() else {
+            let entry = Entry { added_counter: self.next_counter(), priority: new_priority, ready_at };
+            if ready_at.is_none() {
+                self.became_ready(&key, new_priority, at);
+            }
+            self.insert(key, entry);
+            return true;
+        };
+        // The earliest readiness wins; a ready entry stays ready.
+        let ready_at = match (existing.ready_at, ready_at) {
+            (None, _) => None,
+            (Some(old), Some(new)) if old < new => Some(old),
+            (Some(_), new) => new,
+        };
+        let mut entry = existing;
+        entry.ready_at = ready_at;
+        // The highest priority wins; a raise goes to the back of its level.
+        if new_priority > existing.priority {
+            if existing.ready_at.is_none() {
+                if let Some(metrics) = self.metrics.as_ref() {
+                    metrics.update_depth_with_priority(existing.priority, new_priority);
+                }
+            }
+            entry.priority = new_priority;
+            entry.added_counter = self.next_counter();
+        }
+        if existing.ready_at.is_some() && ready_at.is_none() {
+            self.became_ready(&key, entry.priority, at);
+        }
+        // Upstream deletes and re-inserts every time; an entry that did not
+        // change would go back where it was, so leave it there (and wake
+        // nobody for it).
+        if entry != existing {
+            self.remove(&key);
+            self.insert(key, entry);
+            changed = true;
+        }
+        changed
     }
 
     /// Moves every waiting entry whose time has come to ready, in waiting
@@ -197,13 +299,39 @@ pub struct PriorityQueueState<T> {
 /// ```
 pub struct PriorityQueue<T> {
     state: Arc<Mutex<State<T>>>,
+    buffer: Arc<Buffer<T>>,
     changed: Arc<Notify>,
     rate_limiter: Arc<dyn RateLimiter<T>>,
+    retries: Option<Arc<dyn CounterMetric>>,
+    /// [`FLUSH_AT`], or 1 for a queue with metrics.
+    flush_at: usize,
 }
 
 impl<T> Clone for PriorityQueue<T> {
     fn clone(&self) -> Self {
-        Self { state: self.state.clone(), changed: self.changed.clone(), rate_limiter: self.rate_limiter.clone() }
+        Self {
+            state: self.state.clone(),
+            buffer: self.buffer.clone(),
+            changed: self.changed.clone(),
+            rate_limiter: self.rate_limiter.clone(),
+            retries: self.retries.clone(),
+            flush_at: self.flush_at,
+        }
+    }
+}
+
+/// A get counted in [`Pending::sleeping_gets`], until it drops (woken, timed
+/// out or cancelled).
+struct SleepingGet<'a, T> {
+    pending: &'a Mutex<Pending<T>>,
+}
+
+impl<T> Drop for SleepingGet<'_, T> {
+    fn drop(&mut self) {
+        // Not `unwrap`: this may run while a panic unwinds, where a second
+        // panic over a poisoned lock would abort.
+        let mut pending = self.pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        pending.sleeping_gets -= 1;
     }
 }
 
@@ -295,10 +423,16 @@ impl<T: Item> PriorityQueue<T> {
                 added_counter: 0,
                 shutdown: false,
                 metrics,
-                retries,
+                spare: Vec::new(),
             })),
+            buffer: Arc::new(Buffer {
+                pending: Mutex::new(Pending { adds: Vec::new(), sleeping_gets: 0, shutdown: false }),
+                len: AtomicUsize::new(0),
+            }),
             changed: Arc::new(Notify::new()),
             rate_limiter: Arc::new(rate_limiter),
+            retries,
+            flush_at: if with_metrics { 1 } else { FLUSH_AT },
         };
         if with_metrics && tokio::runtime::Handle::try_current().is_ok() {
             let state = Arc::downgrade(&queue.state);
@@ -352,6 +486,33 @@ impl<T: Item> PriorityQueue<T> {
         self.state.lock().unwrap()
     }
 
+    /// The queue's state with every buffered add applied, and whether that
+    /// added or moved an entry.
+    fn flushed_state(&self) -> (MutexGuard<'_, State<T>>, bool) {
+        let mut state = self.state();
+        let changed = self.apply_buffer(&mut state);
+        (state, changed)
+    }
+
+    /// Applies the buffered adds, in order, to `state` (the caller holds the
+    /// queue's lock, so nobody sees them half applied).
+    fn apply_buffer(&self, state: &mut State<T>) -> bool {
+        if self.buffer.len.load(Acquire) == 0 {
+            return false;
+        }
+        let mut pending = self.buffer.pending.lock().unwrap();
+        std::mem::swap(&mut pending.adds, &mut state.spare);
+        self.buffer.len.store(0, Release);
+        drop(pending);
+        let mut adds = std::mem::take(&mut state.spare);
+        let mut changed = false;
+        for add in adds.drain(..) {
+            changed |= state.apply(add);
+        }
+        state.spare = adds;
+        changed
+    }
+
     /// Adds `items` with `opts`; see the [module docs](self) for how a re-add
     /// of a queued key combines with its entry. Ignored after shutdown.
     ///
@@ -380,17 +541,14 @@ impl<T: Item> PriorityQueue<T> {
     /// # }
     /// ```
     pub fn add_with_opts(&self, opts: AddOpts, items: impl IntoIterator<Item = T>) {
-        let mut state = self.state();
-        if state.shutdown {
+        let priority = opts.priority.unwrap_or(0);
+        let mut pending = self.buffer.pending.lock().unwrap();
+        if pending.shutdown {
             return;
         }
+        // Read under the buffer's lock, so that buffered adds are in clock order.
         let now = Instant::now();
-        let ready_before = state.ready.len();
-        state.promote_due(now);
-        // A waiting `get` needs waking only for a change: a key made ready,
-        // or an entry added or moved (a new ready time, a raised priority).
-        let mut changed = state.ready.len() != ready_before;
-        let new_priority = opts.priority.unwrap_or(0);
+        let was_empty = pending.adds.is_empty();
         for key in items {
             let mut after = opts.after;
             if opts.rate_limited {
@@ -400,53 +558,26 @@ impl<T: Item> PriorityQueue<T> {
                     after = limited;
                 }
             }
-            let mut ready_at = (!after.is_zero()).then(|| now + after);
+            let ready_at = (!after.is_zero()).then(|| now + after);
             if ready_at.is_some() {
-                if let Some(retries) = &state.retries {
+                if let Some(retries) = &self.retries {
                     retries.inc();
                 }
             }
-            let Some(existing) = state.items.get(&key).copied() else {
-                let entry = Entry { added_counter: state.next_counter(), priority: new_priority, ready_at };
-                if ready_at.is_none() {
-                    state.became_ready(&key, new_priority, now);
-                }
-                state.insert(key, entry);
-                changed = true;
-                continue;
-            };
-            // The earliest readiness wins; a ready entry stays ready.
-            ready_at = match (existing.ready_at, ready_at) {
-                (None, _) => None,
-                (Some(old), Some(new)) if old < new => Some(old),
-                (Some(_), new) => new,
-            };
-            let mut entry = existing;
-            entry.ready_at = ready_at;
-            // The highest priority wins; a raise goes to the back of its level.
-            if new_priority > existing.priority {
-                if existing.ready_at.is_none() {
-                    if let Some(metrics) = state.metrics.as_ref() {
-                        metrics.update_depth_with_priority(existing.priority, new_priority);
-                    }
-                }
-                entry.priority = new_priority;
-                entry.added_counter = state.next_counter();
-            }
-            if existing.ready_at.is_some() && ready_at.is_none() {
-                state.became_ready(&key, entry.priority, now);
-            }
-            // Upstream deletes and re-inserts every time; an entry that did
-            // not change would go back where it was, so leave it there (and
-            // wake nobody for it).
-            if entry != existing {
-                state.remove(&key);
-                state.insert(key, entry);
-                changed = true;
-            }
+            pending.adds.push(Buffered { key, priority, ready_at, at: now });
         }
-        drop(state);
-        if changed {
+        self.buffer.len.store(pending.adds.len(), Release);
+        let wake = was_empty && !pending.adds.is_empty() && pending.sleeping_gets > 0;
+        let apply = pending.adds.len() >= self.flush_at;
+        drop(pending);
+        if apply {
+            let (state, changed) = self.flushed_state();
+            drop(state);
+            if changed {
+                self.changed.notify_waiters();
+            }
+        } else if wake {
+            // A get asleep applies the buffer when it wakes.
             self.changed.notify_waiters();
         }
     }
@@ -545,8 +676,8 @@ impl<T: Item> PriorityQueue<T> {
         loop {
             let mut changed = std::pin::pin!(self.changed.notified());
             changed.as_mut().enable();
-            let next_ready = {
-                let mut state = self.state();
+            let (next_ready, _sleeping) = {
+                let (mut state, _) = self.flushed_state();
                 if state.shutdown {
                     return None;
                 }
@@ -563,7 +694,14 @@ impl<T: Item> PriorityQueue<T> {
                     st.locked.insert(key.clone());
                     return Some((key, entry.priority));
                 }
-                next_ready
+                // Count this get as sleeping, unless adds came in since the
+                // flush: then look again.
+                let mut pending = self.buffer.pending.lock().unwrap();
+                if !pending.adds.is_empty() {
+                    continue;
+                }
+                pending.sleeping_gets += 1;
+                (next_ready, SleepingGet { pending: &self.buffer.pending })
             };
             match next_ready {
                 Some(at) => {
@@ -645,7 +783,7 @@ impl<T: Item> PriorityQueue<T> {
     /// # }
     /// ```
     pub fn len(&self) -> usize {
-        let mut state = self.state();
+        let (mut state, _) = self.flushed_state();
         // After shutdown nothing becomes ready any more: upstream's goroutine
         // that promotes waiting keys has stopped.
         if !state.shutdown {
@@ -682,7 +820,7 @@ impl<T: Item> PriorityQueue<T> {
     where
         T: Ord,
     {
-        let mut state = self.state();
+        let (mut state, _) = self.flushed_state();
         if !state.shutdown {
             state.promote_due(Instant::now());
         }
@@ -772,7 +910,12 @@ impl<T: Item> PriorityQueue<T> {
     /// # }
     /// ```
     pub fn shut_down(&self) {
+        // Under the queue's lock throughout, so that every call sees the
+        // shutdown at once: adds made before it are applied, later ones
+        // are ignored.
         let mut state = self.state();
+        self.buffer.pending.lock().unwrap().shutdown = true;
+        self.apply_buffer(&mut state);
         // What upstream's timer goroutine has promoted by now, it promoted
         // before the shutdown stopped it.
         if !state.shutdown {

@@ -10,10 +10,16 @@
 //! `Notify` itself is left as it is: it is the primitive the queues trust
 //! (tokio checks it with loom).
 
+#[cfg(shuttle)]
+pub(crate) use shuttle::sync::atomic::AtomicUsize;
 #[cfg(not(shuttle))]
 pub use spin_then_park::{Mutex, fallbacks};
 #[cfg(not(shuttle))]
 pub use std::sync::MutexGuard;
+/// The atomic counter the priority queue reads outside its locks (shuttle's
+/// under `--cfg shuttle`, so that the model checks schedule around it).
+#[cfg(not(shuttle))]
+pub(crate) use std::sync::atomic::AtomicUsize;
 
 #[cfg(not(shuttle))]
 mod spin_then_park {

@@ -30,6 +30,12 @@ async fn lazy_promotion_of_waiting_items_instead_of_goroutines() {
     assert_eq!(tasks(), 0, "no goroutine counterpart was spawned");
     advance(Duration::from_secs(1)).await;
     assert_eq!((dq.len(), pq.len()), (1, 1), "promoted by len itself");
+    // The add buffer, too, is applied by the calls: an add made just before
+    // the shutdown is applied by it, not dropped by a late flush.
+    pq.add("b");
+    pq.shut_down();
+    assert_eq!(pq.len(), 2, "the buffered add was applied by shut_down");
+    assert_eq!(tasks(), 0, "still no goroutine counterpart");
 }
 
 // A second priority-queue shut down is a no-op (upstream panics: it closes a

@@ -685,14 +685,13 @@ struct Hardware {
     lock_contended_ns: f64,
 }
 
-/// What one op of a row must make at least: lock/unlock pairs, atomic
-/// read-modify-writes outside them, and cache-line transfers between the
-/// cores. See the legend [`hardware_report`] writes.
-fn minimum_per_op(row: &Row) -> (f64, f64, f64) {
+/// What one op of a row must make at least: lock/unlock pairs and
+/// cache-line transfers between the cores. See the legend
+/// [`hardware_report`] writes.
+fn minimum_per_op(row: &Row) -> (f64, f64) {
     match row.name {
-        n if n.starts_with("cycles-") => (row.floor_locks, 0.0, 2.0),
-        "burst" => (row.floor_locks, 2.0, 0.0),
-        _ => (row.floor_locks, 0.0, 0.0),
+        n if n.starts_with("cycles-") => (row.floor_locks, 2.0),
+        _ => (row.floor_locks, 0.0),
     }
 }
 
@@ -713,12 +712,9 @@ fn hardware_report(rows: &[Row], hw: &Hardware) -> String {
     );
     out.push_str("|---|---|---:|---:|---:|---:|---:|\n");
     for r in rows.iter().filter(|r| r.floor.is_some()) {
-        let (locks, rmws, transfers) = minimum_per_op(r);
-        let ns = locks * hw.lock_ns + rmws * hw.atomic_ns + transfers * hw.transfer_ns;
+        let (locks, transfers) = minimum_per_op(r);
+        let ns = locks * hw.lock_ns + transfers * hw.transfer_ns;
         let mut terms = vec![format!("{locks:.2} × {:.1} (lock pairs)", hw.lock_ns)];
-        if rmws > 0.0 {
-            terms.push(format!("{rmws:.0} × {:.1} (atomic RMWs)", hw.atomic_ns));
-        }
         if transfers > 0.0 {
             terms.push(format!("{transfers:.0} × {:.1} (transfers)", hw.transfer_ns));
         }
@@ -743,9 +739,8 @@ fn hardware_report(rows: &[Row], hw: &Hardware) -> String {
          limit is the most that any queue taking its lock for each add, get and done can do across the cores (a Rust \
          or Go figure above 1.00 means the tasks ran on one core for part of the run). Were every lock pair \
          contended as in the two-thread hammer, a cycle would take 3 × {:.1} = {:.1} ns. `burst`: the floor's lock \
-         pair and 2 atomic read-modify-writes outside it (the caller's `Arc` clone and the queue's drop of the \
-         duplicate after its lock; Go copies a string header instead); one thread, no transfers. `delaying`, `priority`: \
-         the floor's lock pairs only; one thread at a time. Limit = 1 / (hardware per op); ns/op left at 2× Go = \
+         pair only (the key goes in by reference, `add_ref`, so a deduplicated add touches no reference count); one \
+         thread, no transfers. `delaying`, `priority`: the floor's lock pairs only; one thread at a time. Limit = 1 / (hardware per op); ns/op left at 2× Go = \
          1 / (2 × Go ops/s) − hardware per op: the time 2× Go leaves for hashing, the FIFO and everything else.\n",
         hw.wake_ns,
         hw.lock_contended_ns,

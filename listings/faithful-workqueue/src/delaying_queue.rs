@@ -243,7 +243,7 @@ impl<T: Item> DelayingQueue<T> {
             // Skip entries superseded by an earlier ready time.
             if waiting.by_item.get(&item) == Some(&(ready_at, seq)) {
                 waiting.by_item.remove(&item);
-                self.queue.add_at(item, Some(ready_at));
+                self.queue.add_at(std::borrow::Cow::Owned(item), Some(ready_at));
             }
         }
     }

@@ -24,6 +24,7 @@
 //! clone: a small `Copy` type, or `Arc<str>` rather than `String` (a steady
 //! add/get/done cycle on an `Arc<str>` key does not allocate).
 
+use std::borrow::Cow;
 use std::collections::VecDeque;
 use std::fmt;
 use std::hash::{BuildHasher, Hash};
@@ -297,6 +298,7 @@ impl<T: Item> Queue<T> {
         queue
     }
 
+    #[inline]
     fn state(&self) -> MutexGuard<'_, State<T>> {
         self.inner.state.lock().unwrap()
     }
@@ -326,15 +328,44 @@ impl<T: Item> Queue<T> {
     /// # }
     /// ```
     pub fn add(&self, item: T) {
-        self.add_at(item, None);
+        self.add_at(Cow::Owned(item), None);
+    }
+
+    /// [`add`](Queue::add) for a key the caller keeps: the queue clones it
+    /// only when it stores it (a key it does not hold yet). An add that is
+    /// deduplicated, or that only marks a key being processed, clones
+    /// nothing. With `Arc<str>` keys that saves the reference count's two
+    /// atomic read-modify-writes, an increment for the clone and a decrement
+    /// for the drop, which `add(key.clone())` pays even when the queue keeps
+    /// nothing. Go's `Add` copies a string header instead; this is the Rust
+    /// call that costs as little.
+    ///
+    /// ```
+    /// use faithful_workqueue::queue::Queue;
+    /// use std::sync::Arc;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let key: Arc<str> = Arc::from("default/pod-a");
+    /// let q = Queue::new();
+    /// q.add_ref(&key); // stored: one clone for the dirty set, one for the FIFO
+    /// assert_eq!(Arc::strong_count(&key), 3);
+    /// q.add_ref(&key); // already dirty: no clone
+    /// assert_eq!(Arc::strong_count(&key), 3);
+    /// assert_eq!(q.len(), 1);
+    /// # }
+    /// ```
+    pub fn add_ref(&self, item: &T) {
+        self.add_at(Cow::Borrowed(item), None);
     }
 
     /// [`add`](Queue::add), with the time the item counts as added for the
     /// queue-latency metric (the delaying queue passes the item's ready time;
-    /// `None` is now). The clock is read only when there are metrics.
-    pub(crate) fn add_at(&self, item: T, added_at: Option<Instant>) {
+    /// `None` is now). The clock is read only when there are metrics. The
+    /// item is cloned only where the queue stores it.
+    pub(crate) fn add_at(&self, item: Cow<'_, T>, added_at: Option<Instant>) {
         let hasher = &self.inner.hasher;
-        let hash = hasher.hash_one(&item);
+        let hash = hasher.hash_one(&*item);
         let mut state = self.state();
         if state.shutting_down {
             return;
@@ -342,7 +373,7 @@ impl<T: Item> Queue<T> {
         let st = &mut *state;
         // One probe whatever happens. A deduplicated item is dropped after the
         // lock is released (parameters drop after locals).
-        match st.items.find_mut(hash, |slot| slot.item == item) {
+        match st.items.find_mut(hash, |slot| slot.item == *item) {
             Some(slot) => {
                 if slot.flags.dirty {
                     return; // deduplicated
@@ -356,11 +387,11 @@ impl<T: Item> Queue<T> {
             }
             None => {
                 if let Some(metrics) = st.metrics.as_mut() {
-                    metrics.add(&item, 0, added_at.unwrap_or_else(Instant::now));
+                    metrics.add(&*item, 0, added_at.unwrap_or_else(Instant::now));
                 }
-                let slot = Slot { item: item.clone(), flags: Flags { dirty: true, processing: false } };
+                let slot = Slot { item: (*item).clone(), flags: Flags { dirty: true, processing: false } };
                 st.items.insert_unique(hash, slot, |slot| hasher.hash_one(&slot.item));
-                st.fifo.push_back(Queued { item, hash });
+                st.fifo.push_back(Queued { item: item.into_owned(), hash });
                 let wake = st.sleeping_gets > 0;
                 drop(state);
                 if wake {

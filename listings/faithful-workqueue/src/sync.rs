@@ -94,18 +94,35 @@ mod spin_then_park {
         /// doubling pauses between them, and then
         /// `std::sync::Mutex::lock`, which sleeps. Errs as `std`'s does when a
         /// holder panicked.
+        #[inline]
         pub fn lock(&self) -> LockResult<MutexGuard<'_, T>> {
+            // The first try inline: an uncontended lock costs no call.
+            match self.0.try_lock() {
+                Ok(guard) => Ok(guard),
+                Err(TryLockError::Poisoned(poisoned)) => Err(poisoned),
+                Err(TryLockError::WouldBlock) => self.lock_contended(),
+            }
+        }
+
+        /// The other 15 tries, each after a pause, and one more pause before
+        /// `std`'s lock.
+        #[cold]
+        #[inline(never)]
+        fn lock_contended(&self) -> LockResult<MutexGuard<'_, T>> {
             let mut pause = 1u32;
-            for _ in 0..TRIES {
+            for _ in 0..TRIES - 1 {
+                for _ in 0..pause {
+                    std::hint::spin_loop();
+                }
+                pause = (pause * 2).min(MAX_PAUSE);
                 match self.0.try_lock() {
                     Ok(guard) => return Ok(guard),
                     Err(TryLockError::Poisoned(poisoned)) => return Err(poisoned),
                     Err(TryLockError::WouldBlock) => {}
                 }
-                for _ in 0..pause {
-                    std::hint::spin_loop();
-                }
-                pause = (pause * 2).min(MAX_PAUSE);
+            }
+            for _ in 0..pause {
+                std::hint::spin_loop();
             }
             FALLBACKS.fetch_add(1, Relaxed);
             self.0.lock()

@@ -1,15 +1,15 @@
 //! Property test: the plain [`Queue`] against a sequential model of its
 //! contract.
 //!
-//! Each case runs a random sequence of operations (add, get, lease, drop a
-//! lease, done, shut down, shut down with drain) on a real `Queue<u8>` and on
-//! [`Model`]: a `VecDeque` FIFO, a dirty set, a processing set and a
-//! shutting-down flag, updated the way client-go's `Typed[T]` updates them
-//! (`util/workqueue/queue.go`: `Add`, `Get`, `Done`, `ShutDown`,
-//! `ShutDownWithDrain`). After every step it compares everything a caller can
-//! see: what `get` returned (or that it would have waited), `len`,
-//! `is_empty`, `shutting_down`, the three collections of `debug_state`, and
-//! which `shut_down_with_drain` calls are still waiting.
+//! Each case runs a random sequence of operations (add, `add_ref`, get,
+//! lease, drop a lease, done, shut down, shut down with drain) on a real
+//! `Queue<u8>` and on [`Model`]: a `VecDeque` FIFO, a dirty set, a
+//! processing set and a shutting-down flag, updated the way client-go's
+//! `Typed[T]` updates them (`util/workqueue/queue.go`: `Add`, `Get`, `Done`,
+//! `ShutDown`, `ShutDownWithDrain`). After every step it compares everything
+//! a caller can see: what `get` returned (or that it would have waited),
+//! `len`, `is_empty`, `shutting_down`, the three collections of
+//! `debug_state`, and which `shut_down_with_drain` calls are still waiting.
 //!
 //! Keys come from `0..6`, so adds collide, `done` hits keys that are queued,
 //! processing, or were never handed out, and `done` on a queued key pushes a
@@ -60,6 +60,8 @@ const GET_PATIENCE: Duration = Duration::from_millis(1);
 #[derive(Clone, Debug)]
 enum Op {
     Add(Key),
+    /// `add_ref`: the same contract as `add`, the key passed by reference.
+    AddRef(Key),
     Get,
     /// `lease`, holding the lease until a later `DropLease`.
     Lease,
@@ -76,7 +78,8 @@ fn op() -> impl Strategy<Value = Op> {
     // Shutting down is rare, so that most sequences spend a while running
     // first; but every sequence long enough is likely to see one.
     prop_oneof![
-        8 => (0..KEYS).prop_map(Op::Add),
+        6 => (0..KEYS).prop_map(Op::Add),
+        2 => (0..KEYS).prop_map(Op::AddRef),
         6 => Just(Op::Get),
         2 => Just(Op::Lease),
         2 => any::<u8>().prop_map(Op::DropLease),
@@ -221,6 +224,10 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
             match *op {
                 Op::Add(key) => {
                     queue.add(key);
+                    model.add(key);
+                }
+                Op::AddRef(key) => {
+                    queue.add_ref(&key);
                     model.add(key);
                 }
                 Op::Get => {

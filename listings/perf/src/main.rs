@@ -48,7 +48,9 @@
 //!   the first add to the last round's end. ops = hand-outs (add+get+done
 //!   cycles). Checksum: ordered for 1 worker, unordered otherwise.
 //! * **`burst`**: a fresh queue, then 100,000 adds of key `i % 1,000` (smoke:
-//!   1,000 adds over 10 keys); 50 bursts (smoke: 2). Timed: creating the queue
+//!   1,000 adds over 10 keys); 50 bursts (smoke: 2). Rust adds by reference
+//!   (`add_ref`: the queue clones a key only when it stores it), as Go copies
+//!   a string header. Timed: creating the queue
 //!   and the adds; untimed: draining it (`get`+`done`, 1,000 hand-outs per
 //!   burst, ordered checksum). ops = adds.
 //! * **`delaying`**: a fresh delaying queue on a fake clock (Rust: tokio's
@@ -631,7 +633,9 @@ fn burst_run(rt: &Runtime, keys: &[Key], adds: usize, sum: &mut Checksum) -> Out
     let q: Queue<Key> = Queue::new();
     let mut j = 0;
     for _ in 0..adds {
-        q.add(keys[j].clone());
+        // By reference, as Go passes a string header: the queue clones the
+        // key only when it stores it (the first add of each key).
+        q.add_ref(&keys[j]);
         j += 1;
         if j == keys.len() {
             j = 0;

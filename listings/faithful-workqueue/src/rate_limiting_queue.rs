@@ -690,6 +690,32 @@ pub trait RateLimitingInterface<T>: DelayingInterface<T> {
     fn num_requeues(&self, item: &T) -> usize;
 }
 
+/// The plain queue has the basic contract too, as client-go's `Typed[T]`
+/// implements `TypedInterface`.
+impl<T: Item + Sync> Interface<T> for Queue<T> {
+    fn add(&self, item: T) {
+        Queue::add(self, item)
+    }
+    fn len(&self) -> usize {
+        Queue::len(self)
+    }
+    fn get(&self) -> impl Future<Output = Option<T>> + Send {
+        Queue::get(self)
+    }
+    fn done(&self, item: &T) {
+        Queue::done(self, item)
+    }
+    fn shut_down(&self) {
+        Queue::shut_down(self)
+    }
+    fn shut_down_with_drain(&self) -> impl Future<Output = ()> + Send {
+        Queue::shut_down_with_drain(self)
+    }
+    fn shutting_down(&self) -> bool {
+        Queue::shutting_down(self)
+    }
+}
+
 impl<T: Item + Sync> Interface<T> for RateLimitingQueue<T> {
     fn add(&self, item: T) {
         RateLimitingQueue::add(self, item)

@@ -28,6 +28,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 
 use faithful_workqueue::priorityqueue::PriorityQueue;
 use faithful_workqueue::queue::Queue;
+use faithful_workqueue::rate_limiting_queue::Interface;
 use shuttle::future::{block_on, spawn};
 use shuttle::scheduler::{PctScheduler, RandomScheduler};
 use shuttle::{Config, Runner};
@@ -134,44 +135,11 @@ fn an_add_during_processing_is_handed_out_after_done() {
     });
 }
 
-/// What the wake-up scenarios below need of a queue, so that each runs on
-/// both queues that take the lock of `src/sync.rs`.
-trait Waitable: Clone + Send + Sync + 'static {
-    fn fresh() -> Self;
-    fn add(&self, key: usize);
-    fn get(&self) -> impl Future<Output = Option<usize>> + Send;
-    fn done(&self, key: &usize);
-}
-
-impl Waitable for Queue<usize> {
-    fn fresh() -> Self {
-        Queue::new()
-    }
-    fn add(&self, key: usize) {
-        Queue::add(self, key)
-    }
-    fn get(&self) -> impl Future<Output = Option<usize>> + Send {
-        Queue::get(self)
-    }
-    fn done(&self, key: &usize) {
-        Queue::done(self, key)
-    }
-}
-
-impl Waitable for PriorityQueue<usize> {
-    fn fresh() -> Self {
-        PriorityQueue::new()
-    }
-    fn add(&self, key: usize) {
-        PriorityQueue::add(self, key)
-    }
-    fn get(&self) -> impl Future<Output = Option<usize>> + Send {
-        PriorityQueue::get(self)
-    }
-    fn done(&self, key: &usize) {
-        PriorityQueue::done(self, key)
-    }
-}
+/// What the wake-up scenarios below need of a queue (the crate's basic
+/// contract, upstream's `TypedInterface`), so that each runs on both queues
+/// that take the lock of `src/sync.rs`.
+trait Waitable: Interface<usize> + Clone + Default + 'static {}
+impl<Q: Interface<usize> + Clone + Default + 'static> Waitable for Q {}
 
 /// Two gets wait on an empty queue and a producer adds key 0 twice, then key
 /// 1. With no shutdown to wake them, each get must be woken by an add: a
@@ -182,7 +150,7 @@ impl Waitable for PriorityQueue<usize> {
 /// that bookkeeping to the look it follows.)
 fn every_sleeping_get_is_woken_by_an_add<Q: Waitable>() {
     block_on(async {
-        let queue = Q::fresh();
+        let queue = Q::default();
         let getters = [0, 1].map(|_| {
             let queue = queue.clone();
             spawn(async move { queue.get().await })
@@ -211,7 +179,7 @@ fn every_sleeping_get_is_woken_by_an_add<Q: Waitable>() {
 /// is woken and takes it.
 fn a_done_wakes_a_get_waiting_for_a_held_key<Q: Waitable>() {
     block_on(async {
-        let queue = Q::fresh();
+        let queue = Q::default();
         queue.add(0);
         let held = queue.get().await.unwrap();
         let getter = spawn({

@@ -73,16 +73,10 @@ struct KeyRecord {
     hand_outs: AtomicU64,
 }
 
-/// What the test needs from a queue: the calls a worker and a producer make,
-/// and a look at whether anything is still queued or held, for `until_idle`
-/// and the watchdog.
-trait Stressed: Send + Sync + 'static {
-    fn add(&self, key: usize);
-    fn len(&self) -> usize;
-    fn get(&self) -> impl Future<Output = Option<usize>> + Send;
-    fn done(&self, key: &usize);
-    fn shut_down(&self);
-    fn shut_down_with_drain(&self) -> impl Future<Output = ()> + Send;
+/// What the test needs from a queue beyond the crate's basic contract
+/// ([`Interface`], upstream's `TypedInterface`): a look at whether anything is
+/// still queued or held, for `until_idle` and the watchdog.
+trait Stressed: Interface<usize> + 'static {
     /// Whether the queue holds nothing; panics on a key dirty but neither
     /// queued nor held (lost by the queue).
     fn holds_nothing(&self) -> bool;
@@ -91,25 +85,6 @@ trait Stressed: Send + Sync + 'static {
 }
 
 impl Stressed for Queue<usize> {
-    fn add(&self, key: usize) {
-        Queue::add(self, key);
-    }
-    fn len(&self) -> usize {
-        Queue::len(self)
-    }
-    fn get(&self) -> impl Future<Output = Option<usize>> + Send {
-        Queue::get(self)
-    }
-    fn done(&self, key: &usize) {
-        Queue::done(self, key);
-    }
-    fn shut_down(&self) {
-        Queue::shut_down(self);
-    }
-    fn shut_down_with_drain(&self) -> impl Future<Output = ()> + Send {
-        Queue::shut_down_with_drain(self)
-    }
-
     fn holds_nothing(&self) -> bool {
         let state = self.debug_state();
         if state.fifo.is_empty() && state.processing.is_empty() {
@@ -126,27 +101,7 @@ impl Stressed for Queue<usize> {
     }
 }
 
-/// Through the crate's own [`Interface`], which the controller uses.
 impl Stressed for PriorityQueue<usize> {
-    fn add(&self, key: usize) {
-        Interface::add(self, key);
-    }
-    fn len(&self) -> usize {
-        Interface::len(self)
-    }
-    fn get(&self) -> impl Future<Output = Option<usize>> + Send {
-        Interface::get(self)
-    }
-    fn done(&self, key: &usize) {
-        Interface::done(self, key);
-    }
-    fn shut_down(&self) {
-        Interface::shut_down(self);
-    }
-    fn shut_down_with_drain(&self) -> impl Future<Output = ()> + Send {
-        Interface::shut_down_with_drain(self)
-    }
-
     fn holds_nothing(&self) -> bool {
         let state = self.debug_state();
         state.ready.is_empty() && state.waiting.is_empty() && state.locked.is_empty()

@@ -8,7 +8,10 @@
 //! * `burst_cold` / `burst_warm`: 100,000 adds over 1,000 distinct keys into a
 //!   fresh queue (cold) or into a queue that has held those keys before
 //!   (warm: its map and FIFO already have the capacity). 99,000 of the adds
-//!   are deduplicated. Throughput is in adds per second.
+//!   are deduplicated. Throughput is in adds per second. Each runs with
+//!   `Arc<str>` keys and with `SharedKey` ones, whose equality compares
+//!   addresses before bytes: every deduplicated add finds a key the queue
+//!   holds, so the two rows show what the bytes' comparison costs.
 //! * `steady_state_*`: one add+get+done cycle on an already-seen key. This is
 //!   the zero-allocation claim of `src/queue.rs`'s module docs; divan's
 //!   `AllocProfiler` reports the allocations per cycle.
@@ -40,7 +43,8 @@ use std::task::{Context, Poll, Waker};
 use divan::Bencher;
 use divan::counter::ItemsCount;
 use faithful_workqueue::default_rate_limiters::priority_queue_default_rate_limiter;
-use faithful_workqueue::queue::Queue;
+use faithful_workqueue::key::SharedKey;
+use faithful_workqueue::queue::{Item, Queue};
 use faithful_workqueue::rate_limiting_queue::RateLimitingQueue;
 
 #[global_allocator]
@@ -54,8 +58,8 @@ fn main() {
     divan::main();
 }
 
-fn keys(n: usize) -> Vec<Arc<str>> {
-    (0..n).map(|i| Arc::from(format!("default/object-{i}"))).collect()
+fn keys<K: From<String>>(n: usize) -> Vec<K> {
+    (0..n).map(|i| K::from(format!("default/object-{i}"))).collect()
 }
 
 /// Polls a future that is ready at once (a `get` on a non-empty queue),
@@ -89,7 +93,7 @@ async fn cycles(rt: &tokio::runtime::Handle, q: &Queue<Arc<str>>, keys: &Arc<Vec
     }
 }
 
-fn warm_queue(keys: &[Arc<str>]) -> Queue<Arc<str>> {
+fn warm_queue<K: Item>(keys: &[K]) -> Queue<K> {
     let q = Queue::new();
     for k in keys {
         q.add(k.clone());
@@ -119,10 +123,10 @@ fn cycle_current_thread(bencher: Bencher, workers: usize) {
     bencher.counter(ItemsCount::new(CYCLE_KEYS)).bench_local(|| rt.block_on(cycles(&handle, &q, &keys, workers)));
 }
 
-#[divan::bench]
-fn burst_cold(bencher: Bencher) {
-    let keys = keys(BURST_KEYS);
-    bencher.counter(ItemsCount::new(BURST_ADDS)).with_inputs(Queue::<Arc<str>>::new).bench_local_values(|q| {
+#[divan::bench(types = [Arc<str>, SharedKey])]
+fn burst_cold<K: Item + From<String>>(bencher: Bencher) {
+    let keys = keys::<K>(BURST_KEYS);
+    bencher.counter(ItemsCount::new(BURST_ADDS)).with_inputs(Queue::<K>::new).bench_local_values(|q| {
         for i in 0..BURST_ADDS {
             q.add(keys[i % BURST_KEYS].clone());
         }
@@ -131,9 +135,9 @@ fn burst_cold(bencher: Bencher) {
     });
 }
 
-#[divan::bench]
-fn burst_warm(bencher: Bencher) {
-    let keys = keys(BURST_KEYS);
+#[divan::bench(types = [Arc<str>, SharedKey])]
+fn burst_warm<K: Item + From<String>>(bencher: Bencher) {
+    let keys = keys::<K>(BURST_KEYS);
     bencher.counter(ItemsCount::new(BURST_ADDS)).with_inputs(|| warm_queue(&keys)).bench_local_values(|q| {
         for i in 0..BURST_ADDS {
             q.add(keys[i % BURST_KEYS].clone());

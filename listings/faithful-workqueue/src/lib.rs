@@ -14,6 +14,9 @@
 //! | [`reconcile`] | controller-runtime `pkg/reconcile/reconcile.go` |
 //! | [`controller`] | controller-runtime `pkg/internal/controller/controller.go` |
 //!
+//! One module is the crate's own: [`key`], a string key that clones and
+//! compares as a Go string does.
+//!
 //! Checked against client-go v0.37.2 and controller-runtime v0.25.3. Names are
 //! upstream's in snake_case (`add_rate_limited`, `num_requeues`,
 //! `shut_down_with_drain`). Beside the Go-shaped `get`/`done` pair, every
@@ -106,6 +109,7 @@ pub mod delaying_queue;
 pub mod go_duration;
 pub mod handler;
 mod hash;
+pub mod key;
 pub mod metrics;
 pub mod priorityqueue;
 pub mod prometheus;

@@ -21,8 +21,11 @@
 //!   [`Lease`] whose `Drop` calls `done`, so the stall takes an explicit leak.
 //!
 //! Items are cloned into the FIFO and the sets, so use a key that is cheap to
-//! clone: a small `Copy` type, or `Arc<str>` rather than `String` (a steady
-//! add/get/done cycle on an `Arc<str>` key does not allocate).
+//! clone: a small `Copy` type, or a shared string rather than `String` (a
+//! steady add/get/done cycle on an `Arc<str>` key does not allocate). For
+//! string keys prefer [`SharedKey`](crate::key::SharedKey): an `Arc<str>`
+//! that also compares as Go's strings do, by address before bytes, so that
+//! finding a key the queue holds reads no string.
 
 use std::borrow::Cow;
 use std::collections::VecDeque;
@@ -49,6 +52,7 @@ use crate::sync::{Mutex, MutexGuard};
 /// is_item::<u64>();
 /// is_item::<(String, u32)>();
 /// is_item::<Arc<str>>(); // a key that is cheap to clone
+/// is_item::<faithful_workqueue::key::SharedKey>(); // ... and to compare
 ///
 /// let q: Queue<Arc<str>> = Queue::new();
 /// q.add(Arc::from("default/web"));

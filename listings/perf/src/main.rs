@@ -28,8 +28,9 @@
 //! # The workloads (identical on both sides)
 //!
 //! * **Keys**: `key-0000` … `key-9999` (`format!("key-{i:04}")`), built before
-//!   any timing, as `Arc<str>` (the key the crate's docs recommend; Go:
-//!   `string`). `--smoke`: 100 keys.
+//!   any timing, as `faithful_workqueue::key::SharedKey` (the key the
+//!   crate's docs recommend: an `Arc<str>` compared by address before bytes,
+//!   as Go compares strings; Go: `string`). `--smoke`: 100 keys.
 //! * **Random numbers**: SplitMix64 seeded with [`SEED`], one fresh generator
 //!   per workload, one `next()` per draw, `x % n` to reduce.
 //! * **Checksums**: FNV-1a 64 over key bytes. *Ordered* (hand-out order is
@@ -159,8 +160,9 @@ use hashbrown::HashTable;
 use tokio::runtime::Runtime;
 use tokio::sync::Notify;
 
-/// A queue key.
-type Key = Arc<str>;
+/// A queue key: the crate's string key, which compares by address first
+/// as a Go string does.
+type Key = faithful_workqueue::key::SharedKey;
 
 /// The seed of every workload's SplitMix64 (the Go side uses the same).
 pub const SEED: u64 = 0x5EED;
@@ -354,7 +356,7 @@ fn main() -> ExitCode {
         }
         None => WORKLOADS.to_vec(),
     };
-    let keys: Vec<Key> = (0..sizes.keys).map(|i| Arc::from(format!("key-{i:04}"))).collect();
+    let keys: Vec<Key> = (0..sizes.keys).map(|i| Key::from(format!("key-{i:04}"))).collect();
     println!(
         "# rust\tside={}\ttokio_worker_threads={}\tcores={}\tsizes={}",
         if floor { "floor" } else { "queue" },
@@ -720,7 +722,7 @@ const SENTINEL_DELAY: Duration = Duration::from_micros(500);
 
 async fn delaying_run(s: &Sizes, keys: &[Key], rng: &mut SplitMix64, sum: &mut Checksum) -> Outcome {
     let expected = s.delay_adds.min(keys.len());
-    let sentinel: Key = Arc::from(SENTINEL);
+    let sentinel = Key::from(SENTINEL);
     let start = Instant::now();
     let q: DelayingQueue<Key> = DelayingQueue::new();
     let mut j = 0;
@@ -833,7 +835,7 @@ fn delaying_floor(s: &Sizes, keys: &[Key]) -> (Outcome, Tally) {
 
 fn delaying_floor_run(s: &Sizes, keys: &[Key], rng: &mut SplitMix64, t: &mut Tally) -> Outcome {
     let expected = s.delay_adds.min(keys.len());
-    let sentinel: Key = Arc::from(SENTINEL);
+    let sentinel = Key::from(SENTINEL);
     let sentinel_us = SENTINEL_DELAY.as_micros() as u64;
     let start = Instant::now();
     let q = FloorInner::default();

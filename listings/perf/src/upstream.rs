@@ -4,7 +4,6 @@
 //! package, then `-test.bench` with `-test.benchtime=Nx`), so each function
 //! here names the upstream benchmark it mirrors, and does the same operations
 //! per iteration. ops = iterations (one `b.Loop` / `b.N` iteration upstream).
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use faithful_workqueue::delaying_queue::DelayingQueue;
@@ -139,7 +138,7 @@ fn pq_add_lock_contended(n: u64, s: &Sizes) -> Outcome {
 /// `key-0` … `key-99`; per iteration (untimed) a fresh queue, then (timed)
 /// 100 × `Add(key)`, `Get`, `Done`.
 fn queue(n: u64) -> Outcome {
-    let keys: Vec<Key> = (0..100).map(|i| Arc::from(format!("key-{i}"))).collect();
+    let keys: Vec<Key> = (0..100).map(|i| Key::from(format!("key-{i}"))).collect();
     let rt = current_thread_runtime(false);
     rt.block_on(async {
         let mut out = Outcome::default();
@@ -175,7 +174,7 @@ fn delaying_add_after(n: u64) -> Outcome {
         let start = Instant::now();
         let q: DelayingQueue<Key> = DelayingQueue::new();
         for i in 0..n {
-            let data: Key = Arc::from(format!("{i}"));
+            let data = Key::from(format!("{i}"));
             q.add_after(data, Duration::from_nanos(rng.next() % ten_minutes));
         }
         tokio::time::advance(Duration::from_secs(660)).await;

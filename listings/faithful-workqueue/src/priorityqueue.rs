@@ -121,13 +121,17 @@ impl Entry {
 /// batch rather than once per add.
 pub const FLUSH_AT: usize = 1024;
 
-/// One key of an add, as the add saw it: its ready time and the clock when
-/// it was added, so that applying it later changes nothing.
+/// One key of an add, as the add saw it: its ready time and, when anything
+/// needs it, the clock when it was added, so that applying it later changes
+/// nothing.
 struct Buffered<T> {
     key: T,
     priority: i32,
     ready_at: Option<Instant>,
-    at: Instant,
+    /// When the add was made: what was due by then becomes ready before it.
+    /// `None` when the add read no clock, because nothing could be due (see
+    /// [`Pending::may_wait`]) and no metric needed the time.
+    at: Option<Instant>,
 }
 
 /// The add buffer: its lock (taken after the queue's lock, never before it),
@@ -152,6 +156,13 @@ struct Pending<T> {
     sleeping_gets: usize,
     /// Set by `shut_down` after it applied the buffer: later adds are ignored.
     shutdown: bool,
+    /// Whether a waiting entry may exist, in the queue or in this buffer. Set
+    /// by every add with a ready time; recomputed by each flush while it holds
+    /// both locks. An add that finds it false, has no ready time of its own
+    /// and reports no metrics reads no clock: nothing can become due before
+    /// it, so the time would not change what it does (Go's `Add` reads no
+    /// clock either).
+    may_wait: bool,
 }
 
 struct State<T> {
@@ -171,9 +182,11 @@ struct State<T> {
 
 impl<T: Item> State<T> {
     /// The metrics' "became ready" hook: adds and depth count ready entries only.
-    fn became_ready(&mut self, key: &T, priority: i32, at: Instant) {
+    fn became_ready(&mut self, key: &T, priority: i32, at: Option<Instant>) {
         if let Some(metrics) = self.metrics.as_mut() {
-            metrics.add(key, priority, at);
+            // A queue with metrics reads the clock on every add, so `at` is
+            // there; now is the right answer for a time nobody read.
+            metrics.add(key, priority, at.unwrap_or_else(Instant::now));
         }
     }
 
@@ -208,7 +221,9 @@ impl<T: Item> State<T> {
         let Buffered { key, priority: new_priority, ready_at, at } = add;
         // What was due when the add was made became ready before it.
         let ready_before = self.ready.len();
-        self.promote_due(at);
+        if let Some(at) = at {
+            self.promote_due(at);
+        }
         let mut changed = self.ready.len() != ready_before;
         let Some(existing) = self.items.get(&key).copied() else {
             let entry = Entry { added_counter: self.next_counter(), priority: new_priority, ready_at };
@@ -262,7 +277,7 @@ impl<T: Item> State<T> {
             let mut entry = self.items[&key];
             entry.ready_at = None;
             entry.added_counter = self.next_counter();
-            self.became_ready(&key, entry.priority, at);
+            self.became_ready(&key, entry.priority, Some(at));
             self.ready.insert(entry.ready_key(), key.clone());
             self.items.insert(key, entry);
         }
@@ -426,7 +441,7 @@ impl<T: Item> PriorityQueue<T> {
                 spare: Vec::new(),
             })),
             buffer: Arc::new(Buffer {
-                pending: Mutex::new(Pending { adds: Vec::new(), sleeping_gets: 0, shutdown: false }),
+                pending: Mutex::new(Pending { adds: Vec::new(), sleeping_gets: 0, shutdown: false, may_wait: false }),
                 len: AtomicUsize::new(0),
             }),
             changed: Arc::new(Notify::new()),
@@ -503,6 +518,9 @@ impl<T: Item> PriorityQueue<T> {
         let mut pending = self.buffer.pending.lock().unwrap();
         std::mem::swap(&mut pending.adds, &mut state.spare);
         self.buffer.len.store(0, Release);
+        // Applying can only add waiting entries that are in the queue or in
+        // these adds already; later ones set the flag again.
+        pending.may_wait = !state.waiting.is_empty() || state.spare.iter().any(|add| add.ready_at.is_some());
         drop(pending);
         let mut adds = std::mem::take(&mut state.spare);
         let mut changed = false;
@@ -546,8 +564,10 @@ impl<T: Item> PriorityQueue<T> {
         if pending.shutdown {
             return;
         }
-        // Read under the buffer's lock, so that buffered adds are in clock order.
-        let now = Instant::now();
+        // Read under the buffer's lock, so that buffered adds are in clock
+        // order; and only when something needs the time.
+        let reads_clock = pending.may_wait || self.retries.is_some() || opts.rate_limited || !opts.after.is_zero();
+        let now = reads_clock.then(Instant::now);
         let was_empty = pending.adds.is_empty();
         for key in items {
             let mut after = opts.after;
@@ -558,8 +578,9 @@ impl<T: Item> PriorityQueue<T> {
                     after = limited;
                 }
             }
-            let ready_at = (!after.is_zero()).then(|| now + after);
+            let ready_at = (!after.is_zero()).then(|| now.expect("read for a delay") + after);
             if ready_at.is_some() {
+                pending.may_wait = true;
                 if let Some(retries) = &self.retries {
                     retries.inc();
                 }
@@ -1180,5 +1201,49 @@ impl<T: Item + Sync> RateLimitingInterface<T> for PriorityQueue<T> {
     }
     fn num_requeues(&self, item: &T) -> usize {
         PriorityQueue::num_requeues(self, item)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn buffered_times(q: &PriorityQueue<&'static str>) -> Vec<(&'static str, bool)> {
+        let pending = q.buffer.pending.lock().unwrap();
+        pending.adds.iter().map(|add| (add.key, add.at.is_some())).collect()
+    }
+
+    #[tokio::test(flavor = "current_thread", start_paused = true)]
+    async fn an_add_reads_the_clock_only_when_something_may_be_due_before_it() {
+        let q = PriorityQueue::new();
+        q.add("a"); // nothing waits anywhere: no clock
+        q.add_after("w", Duration::from_secs(1)); // a delay needs the clock
+        q.add("b"); // "w" waits in the buffer: "b" needs the time
+        assert_eq!(buffered_times(&q), [("a", false), ("w", true), ("b", true)]);
+
+        assert_eq!(q.len(), 2); // applies the buffer; "w" still waits
+        q.add("c");
+        assert_eq!(buffered_times(&q), [("c", true)], "\"w\" waits in the queue");
+
+        tokio::time::advance(Duration::from_secs(1)).await;
+        assert_eq!(q.len(), 4); // "w" became ready after this flush looked ...
+        q.add("d");
+        assert_eq!(buffered_times(&q), [("d", true)], "... so the flag is still up");
+        assert_eq!(q.len(), 5); // the next flush finds nothing waiting
+        q.add("e");
+        assert_eq!(buffered_times(&q), [("e", false)]);
+    }
+
+    #[tokio::test(flavor = "current_thread", start_paused = true)]
+    async fn an_entry_due_before_an_add_is_handed_out_before_it() {
+        let q = PriorityQueue::new();
+        q.add_after("w", Duration::from_secs(1));
+        assert_eq!(q.len(), 0); // applied: "w" waits in the queue, not the buffer
+        tokio::time::advance(Duration::from_secs(1)).await;
+        // Nothing reads the queue between "w" becoming due and this add, so
+        // only the add's own clock reading puts "w" first.
+        q.add("x");
+        assert_eq!(q.get().await, Some("w"));
+        assert_eq!(q.get().await, Some("x"));
     }
 }

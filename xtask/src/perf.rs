@@ -150,8 +150,10 @@ impl Row {
     fn floor_over_rust(&self) -> f64 {
         self.floor.map_or(f64::NAN, |f| f / self.rust)
     }
+    /// The bar: 2× Go at the median, and no run of the row below 1.5× the
+    /// Go run beside it.
     fn fast_enough(&self) -> bool {
-        self.rust_over_go() >= 2.0
+        self.rust_over_go() >= 2.0 && self.rust_over_go_range.0 >= SLOWEST_RUN_OVER_GO
     }
     fn near_floor(&self) -> bool {
         self.floor.is_none() || self.floor_over_rust() <= 2.0
@@ -163,6 +165,10 @@ impl Row {
         (lo < 2.0 && hi >= 2.0) || (self.floor.is_some() && flo <= 2.0 && fhi > 2.0)
     }
 }
+
+/// The least Rust/Go that any one run of a row may show (issue 16's bar,
+/// beside 2× at the median).
+const SLOWEST_RUN_OVER_GO: f64 = 1.5;
 
 /// The lowest and highest of `a[i] / b[i]` over the repetitions.
 fn ratio_range(a: &[Sample], b: &[Sample]) -> (f64, f64) {
@@ -601,7 +607,7 @@ fn report(rows: &[Row], facts: &Facts) -> String {
             None => ("—".to_owned(), "—".to_owned(), String::new()),
         };
         out.push_str(&format!(
-            "| `{}` | {} | {} | {:.2}× ({}) | {floor} | {floor_ratio} | ≥ 2× Go: {}{floor_target} |\n",
+            "| `{}` | {} | {} | {:.2}× ({}) | {floor} | {floor_ratio} | ≥ 2× Go, no run < 1.5×: {}{floor_target} |\n",
             r.name,
             si(r.go),
             si(r.rust),
@@ -635,7 +641,10 @@ fn report(rows: &[Row], facts: &Facts) -> String {
         out.push_str("Every target is met.\n");
     } else {
         if !slow.is_empty() {
-            out.push_str(&format!("Not met: Rust at least 2× Go on {}.", list(&slow)));
+            out.push_str(&format!(
+                "Not met: Rust at least 2× Go at the median with no run below 1.5× on {}.",
+                list(&slow)
+            ));
             let unreachable: Vec<&str> =
                 rows.iter().filter(|r| r.floor.is_some_and(|f| f < 2.0 * r.go)).map(|r| r.name).collect();
             if !unreachable.is_empty() {
@@ -831,6 +840,25 @@ mod tests {
         let rust = [sample(30), sample(10), sample(40)];
         let go = [sample(10), sample(10), sample(10)];
         assert_eq!(ratio_range(&rust, &go), (1.0, 4.0));
+    }
+
+    #[test]
+    fn a_row_is_fast_enough_only_with_its_slowest_run_too() {
+        let row = |go: f64, rust: f64, lo: f64| Row {
+            name: "r",
+            what: "",
+            go,
+            rust,
+            floor: None,
+            rust_over_go_range: (lo, 4.0),
+            floor_over_rust_range: (f64::NAN, f64::NAN),
+            floor_counts: String::new(),
+            floor_locks: 0.0,
+            rust_fallbacks: Vec::new(),
+        };
+        assert!(row(1.0, 2.0, 1.5).fast_enough());
+        assert!(!row(1.0, 2.0, 1.49).fast_enough(), "a slow run fails the row");
+        assert!(!row(1.0, 1.99, 1.9).fast_enough(), "so does the median");
     }
 
     #[test]

@@ -265,6 +265,12 @@ impl<T: Item> State<T> {
         changed
     }
 
+    /// [`promote_due`](Self::promote_due) at the current time, without
+    /// reading the clock when nothing waits.
+    fn promote_due_now(&mut self) -> Option<Instant> {
+        if self.waiting.is_empty() { None } else { self.promote_due(Instant::now()) }
+    }
+
     /// Moves every waiting entry whose time has come to ready, in waiting
     /// order, each with a fresh counter: keys sort by when they became ready.
     /// Returns the next ready time still waiting.
@@ -702,7 +708,7 @@ impl<T: Item> PriorityQueue<T> {
                 if state.shutdown {
                     return None;
                 }
-                let next_ready = state.promote_due(Instant::now());
+                let next_ready = state.promote_due_now();
                 let st = &mut *state;
                 let found =
                     st.ready.iter().find(|(_, key)| !st.locked.contains(*key)).map(|(k, key)| (*k, key.clone()));
@@ -808,7 +814,7 @@ impl<T: Item> PriorityQueue<T> {
         // After shutdown nothing becomes ready any more: upstream's goroutine
         // that promotes waiting keys has stopped.
         if !state.shutdown {
-            state.promote_due(Instant::now());
+            state.promote_due_now();
         }
         state.ready.len()
     }
@@ -843,7 +849,7 @@ impl<T: Item> PriorityQueue<T> {
     {
         let (mut state, _) = self.flushed_state();
         if !state.shutdown {
-            state.promote_due(Instant::now());
+            state.promote_due_now();
         }
         let mut locked: Vec<T> = state.locked.iter().cloned().collect();
         locked.sort();
@@ -940,7 +946,7 @@ impl<T: Item> PriorityQueue<T> {
         // What upstream's timer goroutine has promoted by now, it promoted
         // before the shutdown stopped it.
         if !state.shutdown {
-            state.promote_due(Instant::now());
+            state.promote_due_now();
         }
         state.shutdown = true;
         drop(state);

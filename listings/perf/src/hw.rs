@@ -18,6 +18,17 @@
 //!   ops = lock/unlock pairs.
 //! * `hw-lock-contended`: two threads do the same on one shared mutex.
 //!   ops = lock/unlock pairs of both threads together.
+//! * `hw-handoff`: the least a deduplicating queue does, across two threads.
+//!   Behind the queues' lock, a `VecDeque<u64>` of keys and a table of
+//!   24-byte slots, one per key, scattered as a hash table scatters them.
+//!   One thread adds keys `0..n` (10,000 distinct, in order, as `cycles-N`
+//!   does): it writes the key's slot and pushes. The other takes them
+//!   (spinning while the FIFO is empty): it pops and marks the slot, then
+//!   takes the lock once more and clears the slot, as `done` does. So a key
+//!   makes a cycle's three lock pairs, and its slot, like the FIFO, is
+//!   written on both cores. No hashing, no `Arc`, no task, no wake-up.
+//!   ops = keys.
+use std::collections::VecDeque;
 use std::hint::black_box;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Barrier};
@@ -29,7 +40,7 @@ use faithful_workqueue::sync::Mutex;
 use crate::{Outcome, Sizes};
 
 /// The hardware rows, in report order.
-pub const HW: [&str; 5] = ["hw-pingpong", "hw-wake", "hw-atomic", "hw-lock", "hw-lock-contended"];
+pub const HW: [&str; 6] = ["hw-pingpong", "hw-wake", "hw-atomic", "hw-lock", "hw-lock-contended", "hw-handoff"];
 
 /// An atomic alone on its cache line (128 bytes: adjacent-line prefetch).
 #[repr(align(128))]
@@ -43,6 +54,7 @@ pub fn run(name: &str, s: &Sizes) -> Outcome {
         "hw-atomic" => atomic(s.hw_single),
         "hw-lock" => lock(s.hw_single),
         "hw-lock-contended" => lock_contended(s.hw_contended),
+        "hw-handoff" => handoff(s.hw_contended),
         _ => unreachable!("not a hardware row: {name}"),
     }
 }
@@ -150,4 +162,58 @@ fn lock_contended(per_thread: u64) -> Outcome {
     let elapsed = start.elapsed();
     assert_eq!(*m.lock().unwrap(), 2 * per_thread);
     Outcome { ops: 2 * per_thread, elapsed, handouts: 0, checksum: 0 }
+}
+
+fn handoff(keys: u64) -> Outcome {
+    /// Keys cycle through this many, as `cycles-N` adds 10,000.
+    const DISTINCT: u64 = 10_000;
+    /// The slots, 24 bytes each as `queue.rs`'s, in a table of the size
+    /// hashbrown gives 10,000 keys.
+    const SLOTS: usize = 16_384;
+    struct Fifo {
+        keys: VecDeque<u64>,
+        slots: Vec<[u64; 3]>,
+    }
+    // Scattered as a hash table scatters keys (Fibonacci hashing).
+    let slot = |key: u64| ((key % DISTINCT).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 50) as usize;
+    let fifo = Arc::new(Mutex::new(Fifo { keys: VecDeque::new(), slots: vec![[0; 3]; SLOTS] }));
+    let barrier = Arc::new(Barrier::new(2));
+    let consumer = {
+        let (fifo, barrier) = (fifo.clone(), barrier.clone());
+        thread::spawn(move || {
+            barrier.wait();
+            let (mut got, mut sum) = (0u64, 0u64);
+            while got < keys {
+                let key = {
+                    let mut f = fifo.lock().unwrap();
+                    let key = f.keys.pop_front();
+                    if let Some(key) = key {
+                        f.slots[slot(key)][1] = 1; // the get: processing
+                    }
+                    key
+                };
+                match key {
+                    Some(key) => {
+                        sum = sum.wrapping_add(key);
+                        got += 1;
+                        // The `done`: one more lock pair, and the slot again.
+                        fifo.lock().unwrap().slots[slot(key)] = [0; 3];
+                    }
+                    None => std::hint::spin_loop(),
+                }
+            }
+            sum
+        })
+    };
+    barrier.wait();
+    let start = Instant::now();
+    for key in 0..keys {
+        let mut f = fifo.lock().unwrap();
+        f.slots[slot(key)] = [key, 0, 1]; // the add: the key, dirty
+        f.keys.push_back(key);
+    }
+    let sum = consumer.join().expect("the consumer");
+    let elapsed = start.elapsed();
+    assert_eq!(sum, keys * keys.saturating_sub(1) / 2, "every key arrived once");
+    Outcome { ops: keys, elapsed, handouts: 0, checksum: 0 }
 }

@@ -128,11 +128,12 @@
 //!
 //! # The hardware rows
 //!
-//! `--workload hw-pingpong|hw-wake|hw-atomic|hw-lock|hw-lock-contended`
+//! `--workload hw-pingpong|hw-wake|hw-atomic|hw-lock|hw-lock-contended|hw-handoff`
 //! measures what the hardware and the OS charge for the pieces a queue is
 //! made of: a cache line moved between the cores, a wake-up of a sleeping
 //! thread, an atomic read-modify-write, a lock/unlock pair alone and with two
-//! threads contending (`hw.rs`). `cargo xtask perf` derives from them what
+//! threads contending, and a key handed between two threads through a bare
+//! locked FIFO (`hw.rs`). `cargo xtask perf` derives from them what
 //! the hardware allows per row. Neither kind is in the default run.
 #![forbid(unsafe_code)]
 

@@ -116,6 +116,7 @@ fn upstream_and_hardware_rows_run() {
         "hw-atomic",
         "hw-lock",
         "hw-lock-contended",
+        "hw-handoff",
     ];
     for row in rows {
         let lines = run(rust_bin, &["--smoke", "--workload", row]);

@@ -693,23 +693,25 @@ struct Hardware {
     lock_ns: f64,
     /// A lock/unlock pair with two threads hammering one mutex.
     lock_contended_ns: f64,
-    /// A key moved from one thread to the other through a locked FIFO, with
-    /// a cycle's three lock pairs.
+    /// A key moved from one thread to the other through a locked FIFO and a
+    /// table of slots, with a cycle's three lock pairs.
     handoff_ns: f64,
 }
 
-/// What one op of a row must make at least: lock/unlock pairs and
-/// cache-line transfers between the cores. See the legend
-/// [`hardware_report`] writes.
-fn minimum_per_op(row: &Row) -> (f64, f64) {
+/// What one op of a row costs the hardware in lock/unlock pairs and, for
+/// the `cycles` rows, in the lock's line crossing the cores once each way
+/// per cycle. Not a bound (threads that take the lock several times in a
+/// row cross it less often); see the legend [`hardware_report`] writes.
+fn hardware_per_op(row: &Row) -> (f64, f64) {
     match row.name {
         n if n.starts_with("cycles-") => (row.floor_locks, 2.0),
         _ => (row.floor_locks, 0.0),
     }
 }
 
-/// The second table: per own row, what the hardware allows at most, and how
-/// far Go, Rust and the 2× target are from it.
+/// The second table: per own row, the hardware's price of one op counted as
+/// [`hardware_per_op`] does, and how far Go, Rust and the 2× target are from
+/// it.
 fn hardware_report(rows: &[Row], hw: &Hardware) -> String {
     let mut out = String::new();
     out.push_str(&format!(
@@ -725,11 +727,11 @@ fn hardware_report(rows: &[Row], hw: &Hardware) -> String {
         hw.transfer_ns, hw.wake_ns, hw.atomic_ns, hw.lock_ns, hw.lock_contended_ns, hw.handoff_ns
     ));
     out.push_str(
-        "| workload | hardware per op, at least | limit ops/s | Go / limit | Rust / limit | 2× Go / limit | ns/op left at 2× Go |\n",
+        "| workload | hardware per op (legend below) | limit ops/s | Go / limit | Rust / limit | 2× Go / limit | ns/op left at 2× Go |\n",
     );
     out.push_str("|---|---|---:|---:|---:|---:|---:|\n");
     for r in rows.iter().filter(|r| r.floor.is_some()) {
-        let (locks, transfers) = minimum_per_op(r);
+        let (locks, transfers) = hardware_per_op(r);
         let ns = locks * hw.lock_ns + transfers * hw.transfer_ns;
         let mut terms = vec![format!("{locks:.2} × {:.1} (lock pairs)", hw.lock_ns)];
         if transfers > 0.0 {

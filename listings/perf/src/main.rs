@@ -132,8 +132,9 @@
 //! measures what the hardware and the OS charge for the pieces a queue is
 //! made of: a cache line moved between the cores, a wake-up of a sleeping
 //! thread, an atomic read-modify-write, a lock/unlock pair alone and with two
-//! threads contending, and a key handed between two threads through a bare
-//! locked FIFO (`hw.rs`). `cargo xtask perf` derives from them what
+//! threads contending, and a key handed between two threads through the
+//! least a deduplicating queue does, a locked FIFO and a table of slots
+//! (`hw.rs`). `cargo xtask perf` derives from them what
 //! the hardware allows per row. Neither kind is in the default run.
 #![forbid(unsafe_code)]
 

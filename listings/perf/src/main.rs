@@ -135,7 +135,7 @@
 //! threads contending, and a key handed between two threads through the
 //! least a deduplicating queue does, a locked FIFO and a table of slots
 //! (`hw.rs`). `cargo xtask perf` derives from them what
-//! the hardware allows per row. Neither kind is in the default run.
+//! the hardware charges per row. Neither kind is in the default run.
 #![forbid(unsafe_code)]
 
 mod hw;

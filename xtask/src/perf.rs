@@ -290,8 +290,13 @@ pub fn perf(args: &[String]) -> Result {
         }
     }
     let ns = |i: usize| 1e9 / median(&hw_samples[i]);
+    let one_way: Vec<f64> = hw_samples[0].iter().map(|s| 1e9 / s.ops_per_s() / 2.0).collect();
     let hw = Hardware {
         transfer_ns: ns(0) / 2.0,
+        transfer_range_ns: (
+            one_way.iter().copied().fold(f64::INFINITY, f64::min),
+            one_way.iter().copied().fold(0.0, f64::max),
+        ),
         wake_ns: ns(1) / 2.0,
         atomic_ns: ns(2),
         lock_ns: ns(3),
@@ -525,8 +530,8 @@ fn lock_report(rows: &[Row], hw: &Hardware) -> String {
     }
     format!(
         "The queues' lock in the Rust runs: each run's ns per op, fastest first, with how many times in that run \
-         a `lock` spun to the end and went on to `std`'s lock, which sleeps if the lock is still held after its own \
-         short spin (a sleep and its wake-up cost {:.0} ns here): {}.\n",
+         a `lock` spun to the end and went on to `parking_lot`'s lock, which sleeps if the lock is still held after \
+         its own short spin (a sleep and its wake-up cost {:.0} ns here): {}.\n",
         hw.wake_ns,
         lines.join("; ")
     )
@@ -685,6 +690,9 @@ struct Hardware {
     /// One cache line moved from one core to the other: half a ping-pong
     /// round trip.
     transfer_ns: f64,
+    /// The fastest and slowest process's one-way transfer: on a virtual
+    /// machine the two cores are not always the same two physical ones.
+    transfer_range_ns: (f64, f64),
     /// A sleeping thread woken by the other: half a park/unpark round trip.
     wake_ns: f64,
     /// An uncontended atomic read-modify-write.
@@ -716,7 +724,8 @@ fn hardware_report(rows: &[Row], hw: &Hardware) -> String {
     let mut out = String::new();
     out.push_str(&format!(
         "Measured in the same run (medians of {REPS} processes each; `workqueue-perf --workload hw-…`): \
-         a cache line moved between the two cores **{:.1} ns** one way (an `AtomicU64` ping-pong, round trip / 2); \
+         a cache line moved between the two cores **{:.1} ns** one way (an `AtomicU64` ping-pong, round trip / 2; \
+         {:.1} ns in the fastest process, {:.1} ns in the slowest); \
          a sleeping thread woken by the other **{:.0} ns** (`park`/`unpark` ping-pong, round trip / 2); \
          an uncontended atomic read-modify-write **{:.1} ns**; \
          a lock/unlock pair of the queues' lock (`faithful_workqueue::sync::Mutex`) **{:.1} ns** alone and **{:.1} ns** per pair with two threads contending; \
@@ -724,7 +733,7 @@ fn hardware_report(rows: &[Row], hw: &Hardware) -> String {
          (a `VecDeque` of keys and a table of 24-byte slots: one thread writes the key's slot and pushes, the other pops, \
          marks the slot, then locks once more and clears it; a cycle's three lock pairs, no hashing, no task) \
          **{:.1} ns** per key.\n\n",
-        hw.transfer_ns, hw.wake_ns, hw.atomic_ns, hw.lock_ns, hw.lock_contended_ns, hw.handoff_ns
+        hw.transfer_ns, hw.transfer_range_ns.0, hw.transfer_range_ns.1, hw.wake_ns, hw.atomic_ns, hw.lock_ns, hw.lock_contended_ns, hw.handoff_ns
     ));
     out.push_str(
         "| workload | hardware per op (legend below) | limit ops/s | Go / limit | Rust / limit | 2× Go / limit | ns/op left at 2× Go |\n",

@@ -157,7 +157,7 @@ use std::time::{Duration, Instant};
 use faithful_workqueue::delaying_queue::DelayingQueue;
 use faithful_workqueue::priorityqueue::{AddOpts, FLUSH_AT, PriorityQueue};
 use faithful_workqueue::queue::Queue;
-use faithful_workqueue::sync::Mutex as QueueMutex;
+use faithful_workqueue::sync::{Mutex as QueueMutex, MutexGuard as QueueGuard};
 use hashbrown::HashTable;
 use tokio::runtime::Runtime;
 use tokio::sync::Notify;
@@ -504,8 +504,9 @@ struct Flags {
 const DIRTY: Flags = Flags { dirty: true, processing: false };
 
 /// `queue.rs`'s state: the FIFO of keys with their hashes, and the one table
-/// of flags.
+/// of flags; aligned to 128 bytes as the crate's is.
 #[derive(Default)]
+#[repr(align(128))]
 struct FloorQueue {
     fifo: VecDeque<(Key, u64)>,
     items: HashTable<(Key, Flags)>,
@@ -522,7 +523,7 @@ struct FloorInner {
 }
 
 impl FloorInner {
-    fn lock(&self) -> std::sync::MutexGuard<'_, FloorQueue> {
+    fn lock(&self) -> QueueGuard<'_, FloorQueue> {
         self.state.lock().unwrap()
     }
 }
@@ -919,8 +920,9 @@ async fn priority_round(
     (Outcome { ops: n as u64, elapsed, handouts: n as u64, checksum: 0 }, sum)
 }
 
-/// `priorityqueue.rs`'s state.
+/// `priorityqueue.rs`'s state, aligned as the crate's is.
 #[derive(Default)]
+#[repr(align(128))]
 struct FloorPriority {
     items: HashMap<Key, (u64, i32)>,
     ready: BTreeMap<(Reverse<i32>, u64), Key>,

@@ -93,6 +93,23 @@ const UPSTREAM_PACKAGES: [(&str, &str); 2] = [
     ("workqueue", "k8s.io/client-go/util/workqueue"),
 ];
 
+/// The rows measured again round by round, each round with the distance
+/// between the cores right after it (`--by-placement` on both sides).
+const PLACEMENT_ROWS: [&str; 2] = ["cycles-2", "cycles-8"];
+
+/// Processes per side and row of the by-placement measurement (150 rounds
+/// each), Go and Rust interleaved.
+const PLACEMENT_PROCESSES: usize = 5;
+
+/// A ping-pong round trip up to this means two cores near each other (on
+/// the machine of the README, 30 or 70-130 ns)...
+const NEAR_ROUND_TRIP_NS: f64 = 200.0;
+
+/// ... and up to this, two cores far apart (360-650 ns there). A slower
+/// round trip means a ping-pong thread waited for a core, which says
+/// nothing about the distance: its round is left out.
+const FAR_ROUND_TRIP_NS: f64 = 1_000.0;
+
 /// The hardware's own costs (`workqueue-perf --workload hw-…`).
 const HW: [&str; 6] = ["hw-pingpong", "hw-wake", "hw-atomic", "hw-lock", "hw-lock-contended", "hw-handoff"];
 
@@ -307,10 +324,51 @@ pub fn perf(args: &[String]) -> Result {
         "xtask: perf hardware: one-way transfer {:.1} ns, wake-up {:.0} ns, atomic RMW {:.1} ns, lock pair {:.1} ns, contended {:.1} ns, hand-off {:.1} ns",
         hw.transfer_ns, hw.wake_ns, hw.atomic_ns, hw.lock_ns, hw.lock_contended_ns, hw.handoff_ns
     );
+    let mut placement_rows = Vec::new();
+    for name in PLACEMENT_ROWS {
+        let (mut go, mut rust) = (Vec::new(), Vec::new());
+        for process in 0..PLACEMENT_PROCESSES {
+            let order = if process % 2 == 0 { [Side::Go, Side::Rust] } else { [Side::Rust, Side::Go] };
+            let mut samples = Vec::new();
+            for side in order {
+                let bin = if side == Side::Go { &go_bin } else { &rust_bin };
+                let (sample, comments) = measure(bin, &["--by-placement"], name)?;
+                let rounds = rounds_of(&comments);
+                if rounds.is_empty() {
+                    return Err(format!(
+                        "{} --by-placement --workload {name}: printed no `# round` line",
+                        bin.display()
+                    ));
+                }
+                if side == Side::Go {
+                    go.extend(rounds)
+                } else {
+                    rust.extend(rounds)
+                }
+                samples.push(sample);
+            }
+            if (samples[0].ops, samples[0].handouts, &samples[0].checksum)
+                != (samples[1].ops, samples[1].handouts, &samples[1].checksum)
+            {
+                mismatches
+                    .push(format!("{name} --by-placement: one side did {:?}, the other {:?}", samples[0], samples[1]));
+            }
+        }
+        let floor_locks = rows.iter().find(|r| r.name == name).map_or(0.0, |r| r.floor_locks);
+        let row = PlacementRow::new(name, &go, &rust, floor_locks);
+        eprintln!("xtask: perf {name} by placement: {}", row.summary());
+        placement_rows.push(row);
+    }
     let took = started.elapsed();
 
     facts.rustc = command_line("rustc", &["--version"]);
-    let report = format!("{}\n{}\n{}", report(&rows, &facts), hardware_report(&rows, &hw), lock_report(&rows, &hw));
+    let report = format!(
+        "{}\n{}\n{}\n{}",
+        report(&rows, &facts),
+        hardware_report(&rows, &hw),
+        placement_report(&placement_rows, &hw),
+        lock_report(&rows, &hw)
+    );
     println!("{report}");
     println!("measured in {:.0} s after the builds", took.as_secs_f64());
     if !mismatches.is_empty() {
@@ -509,6 +567,203 @@ fn comment_value<T: std::str::FromStr>(comments: &[String], kind: &str, name: &s
 /// The `fallbacks=` of a run's `# lock <name>` line (0 without one).
 fn fallbacks_of(comments: &[String], name: &str) -> u64 {
     comment_value(comments, "lock", name, "fallbacks").unwrap_or(0)
+}
+
+/// Where the two cores were when a round ran, from the round trip measured
+/// right after it.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Placement {
+    Near,
+    Far,
+}
+
+impl Placement {
+    const BOTH: [Placement; 2] = [Placement::Near, Placement::Far];
+
+    /// `None`: a ping-pong thread waited for a core; the round is left out.
+    fn of(round_trip_ns: f64) -> Option<Placement> {
+        if round_trip_ns <= NEAR_ROUND_TRIP_NS {
+            Some(Placement::Near)
+        } else if round_trip_ns <= FAR_ROUND_TRIP_NS {
+            Some(Placement::Far)
+        } else {
+            None
+        }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Placement::Near => "near",
+            Placement::Far => "far",
+        }
+    }
+}
+
+/// The `# round<TAB>ns per cycle<TAB>round trip ns` lines of a
+/// `--by-placement` run.
+fn rounds_of(comments: &[String]) -> Vec<(f64, f64)> {
+    comments
+        .iter()
+        .filter_map(|l| {
+            let mut f = l.strip_prefix("# round\t")?.split('\t');
+            Some((f.next()?.parse().ok()?, f.next()?.parse().ok()?))
+        })
+        .collect()
+}
+
+/// The median of some numbers (the upper one of an even count).
+fn median_of(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// One side's rounds of one placement: how many, their median ns per cycle
+/// and median round trip.
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct PlacementCell {
+    rounds: usize,
+    ns_per_cycle: f64,
+    round_trip_ns: f64,
+}
+
+impl PlacementCell {
+    fn of(rounds: &[(f64, f64)], placement: Placement) -> Option<PlacementCell> {
+        let these: Vec<(f64, f64)> =
+            rounds.iter().copied().filter(|&(_, trip)| Placement::of(trip) == Some(placement)).collect();
+        if these.is_empty() {
+            return None;
+        }
+        Some(PlacementCell {
+            rounds: these.len(),
+            ns_per_cycle: median_of(these.iter().map(|r| r.0).collect()),
+            round_trip_ns: median_of(these.iter().map(|r| r.1).collect()),
+        })
+    }
+}
+
+/// One row measured round by round: per placement, Go's and Rust's cells.
+struct PlacementRow {
+    name: &'static str,
+    /// Near, then far: (Go, Rust).
+    cells: [(Option<PlacementCell>, Option<PlacementCell>); 2],
+    /// Rounds left out (Go, Rust): a ping-pong thread waited for a core.
+    left_out: (usize, usize),
+    /// All rounds (Go, Rust).
+    total: (usize, usize),
+    floor_locks: f64,
+}
+
+impl PlacementRow {
+    fn new(name: &'static str, go: &[(f64, f64)], rust: &[(f64, f64)], floor_locks: f64) -> PlacementRow {
+        let left_out = |rounds: &[(f64, f64)]| rounds.iter().filter(|r| Placement::of(r.1).is_none()).count();
+        PlacementRow {
+            name,
+            cells: Placement::BOTH.map(|p| (PlacementCell::of(go, p), PlacementCell::of(rust, p))),
+            left_out: (left_out(go), left_out(rust)),
+            total: (go.len(), rust.len()),
+            floor_locks,
+        }
+    }
+
+    fn summary(&self) -> String {
+        let cells: Vec<String> = Placement::BOTH
+            .iter()
+            .zip(&self.cells)
+            .map(|(p, (go, rust))| match (go, rust) {
+                (Some(g), Some(r)) => format!(
+                    "{}: Go {:.0}, Rust {:.0} ns per cycle ({} and {} rounds)",
+                    p.name(),
+                    g.ns_per_cycle,
+                    r.ns_per_cycle,
+                    g.rounds,
+                    r.rounds
+                ),
+                _ => format!("{}: too few rounds", p.name()),
+            })
+            .collect();
+        cells.join("; ")
+    }
+}
+
+/// The by-placement table: per row and placement, Go's and Rust's median
+/// cycle, their ratio, and the hardware's price of a cycle there (the
+/// floor's lock pairs and two one-way transfers at that placement's
+/// distance, measured in the same rounds) beside the time 2× Go allows.
+fn placement_report(rows: &[PlacementRow], hw: &Hardware) -> String {
+    let mut out = format!(
+        "By placement (`--by-placement` on both sides; {PLACEMENT_PROCESSES} processes of each, interleaved): each \
+         process runs rounds of 10,000 cycles one at a time, each on a fresh queue with fresh workers, and after \
+         each round measures how far apart the two cores are (the fastest of three short ping-pongs). A round \
+         trip up to {NEAR_ROUND_TRIP_NS:.0} ns counts as near, up to {FAR_ROUND_TRIP_NS:.0} ns as far; after a \
+         slower one a ping-pong thread had waited for a core, and the round is left out.\n\n"
+    );
+    out.push_str(
+        "| workload | cores | rounds (Go, Rust) | round trip (Go, Rust) | Go ns/cycle | Rust ns/cycle | Rust/Go | \
+         hardware per cycle | 2× Go per cycle |\n",
+    );
+    out.push_str("|---|---|---:|---:|---:|---:|---:|---|---:|\n");
+    let mut verdicts = Vec::new();
+    for r in rows {
+        for (p, (go, rust)) in Placement::BOTH.iter().zip(&r.cells) {
+            let (Some(g), Some(u)) = (go, rust) else {
+                out.push_str(&format!("| `{}` | {} | too few rounds | | | | | | |\n", r.name, p.name()));
+                continue;
+            };
+            let transfer = u.round_trip_ns / 2.0;
+            let hardware = r.floor_locks * hw.lock_ns + 2.0 * transfer;
+            let target = g.ns_per_cycle / 2.0;
+            let ratio = g.ns_per_cycle / u.ns_per_cycle;
+            out.push_str(&format!(
+                "| `{}` | {} | {}, {} | {:.0}, {:.0} ns | {:.0} | {:.0} | {ratio:.2}× | \
+                 {:.2} × {:.1} + 2 × {transfer:.1} = {hardware:.0} ns | {target:.0} ns |\n",
+                r.name,
+                p.name(),
+                g.rounds,
+                u.rounds,
+                g.round_trip_ns,
+                u.round_trip_ns,
+                g.ns_per_cycle,
+                u.ns_per_cycle,
+                r.floor_locks,
+                hw.lock_ns,
+            ));
+            let verdict = if ratio >= 2.0 {
+                "2× Go: met".to_owned()
+            } else if hardware > target {
+                format!(
+                    "2× Go: not met, and a cycle that moves the lock across the cores twice cannot meet it here: \
+                     that costs {hardware:.0} ns, 2× Go allows {target:.0}; Rust takes {:.2}× that price",
+                    u.ns_per_cycle / hardware
+                )
+            } else {
+                format!(
+                    "2× Go: not met; the hardware's price ({hardware:.0} ns) leaves {:.0} ns of the {target:.0} \
+                     that 2× Go allows",
+                    target - hardware
+                )
+            };
+            verdicts.push(format!("`{}` {}: {verdict}", r.name, p.name()));
+        }
+    }
+    out.push('\n');
+    let left_out: Vec<String> = rows
+        .iter()
+        .map(|r| {
+            format!(
+                "`{}`: {} of {} Go rounds and {} of {} Rust rounds left out",
+                r.name, r.left_out.0, r.total.0, r.left_out.1, r.total.1
+            )
+        })
+        .collect();
+    out.push_str(&format!(
+        "Per placement: {}. {}. Hardware per cycle: the floor's lock pairs at {:.1} ns and two one-way transfers \
+         of the lock's cache line at half the Rust rounds' median round trip, as in the table above; not a bound \
+         (threads that take the lock several times in a row cross it less often).\n",
+        verdicts.join("; "),
+        left_out.join("; "),
+        hw.lock_ns
+    ));
+    out
 }
 
 /// Per row where the lock fell back 100 times or more in some run: the Rust
@@ -854,6 +1109,57 @@ mod tests {
         assert!(parse_sample("burst\t1000\t2000\t10\t00", "priority").is_none());
         let line = r#"{"reason":"compiler-artifact","executable":"/t/release/workqueue-perf","fresh":true}"#;
         assert_eq!(json_string(line, "executable").as_deref(), Some("/t/release/workqueue-perf"));
+    }
+
+    #[test]
+    fn rounds_are_read_and_sorted_by_placement() {
+        let comments: Vec<String> = [
+            "# go\tversion=go1.26.8",
+            "# round\t200.0\t75.0",
+            "# round\t600.0\t420.0",
+            "# round\t900.0\t5000.0",
+            "# round\t240.0\t30.5",
+            "# round\t700.0\t400.0",
+            "# round\t220.0\t80.0",
+        ]
+        .map(str::to_owned)
+        .to_vec();
+        let rounds = rounds_of(&comments);
+        assert_eq!(rounds.len(), 6);
+        assert_eq!(rounds[0], (200.0, 75.0));
+        assert_eq!(Placement::of(200.0), Some(Placement::Near));
+        assert_eq!(Placement::of(200.1), Some(Placement::Far));
+        assert_eq!(Placement::of(1_000.1), None);
+        let near = PlacementCell::of(&rounds, Placement::Near).unwrap();
+        assert_eq!((near.rounds, near.ns_per_cycle, near.round_trip_ns), (3, 220.0, 75.0));
+        let far = PlacementCell::of(&rounds, Placement::Far).unwrap();
+        assert_eq!((far.rounds, far.ns_per_cycle, far.round_trip_ns), (2, 700.0, 420.0));
+        let go: Vec<(f64, f64)> = vec![(700.0, 90.0), (760.0, 440.0)];
+        let row = PlacementRow::new("cycles-2", &go, &rounds, 3.0);
+        assert_eq!((row.left_out, row.total), ((0, 1), (2, 6)));
+    }
+
+    #[test]
+    fn the_placement_verdict_names_the_hardware_price() {
+        let hw = Hardware {
+            transfer_ns: 40.0,
+            transfer_range_ns: (15.0, 220.0),
+            wake_ns: 30_000.0,
+            atomic_ns: 3.0,
+            lock_ns: 5.0,
+            lock_contended_ns: 12.0,
+            handoff_ns: 50.0,
+        };
+        let go = [(700.0, 90.0), (760.0, 440.0)];
+        let rust = [(230.0, 75.0), (610.0, 420.0)];
+        let text = placement_report(&[PlacementRow::new("cycles-2", &go, &rust, 3.0)], &hw);
+        // Near: 700 / 230 is over 2; far: 2 × 210 + 15 = 435 ns against 380.
+        assert!(text.contains("`cycles-2` near: 2× Go: met"), "{text}");
+        assert!(text.contains("3.00 × 5.0 + 2 × 210.0 = 435 ns | 380 ns |"), "{text}");
+        assert!(
+            text.contains("cannot meet it here: that costs 435 ns, 2× Go allows 380; Rust takes 1.40× that price"),
+            "{text}"
+        );
     }
 
     #[test]

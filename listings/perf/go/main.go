@@ -5,6 +5,7 @@
 //
 //	go build -o ../target/perf/go-workqueue-perf ./perf/go   # from listings/
 //	go-workqueue-perf [--smoke] [--workload NAME]
+//	go-workqueue-perf [--smoke] --by-placement --workload cycles-N
 //
 // Output: '#' lines with the machine facts, then one tab-separated line per
 // workload: workload, ops, elapsed_ns, handouts, checksum (16 hex digits).
@@ -33,6 +34,13 @@
 //   - priority: one priorityqueue.New("") (no metrics); a round adds the
 //     10,000 keys with AddWithOpts at priority next() % 5, then one worker
 //     goroutine does 10,000 Get+Done; 20 rounds; ops = hand-outs.
+//
+// --by-placement runs a cycles-N workload round by round: a warm-up round,
+// then 150 rounds (smoke: 3), each on a fresh queue with fresh workers, each
+// followed by a 200 µs pause and the fastest of three ping-pongs of 300 round
+// trips (smoke: 30) between two goroutines locked to their threads. Each
+// round prints "# round<TAB>ns per cycle<TAB>round trip in ns"; the workload
+// line sums the rounds, with the wrapping sum of their checksums.
 package main
 
 import (
@@ -44,6 +52,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/client-go/util/workqueue"
@@ -88,6 +97,14 @@ var smoke = sizes{
 	delayAdds: 1_000, delayKeys: 100, maxDelayMs: 10_000, delayReps: 1,
 	priorities: 5, priorityRounds: 2,
 }
+
+// The --by-placement sizes: rounds, and round trips per ping-pong.
+const (
+	placementRounds          = 150
+	placementRoundTrips      = 300
+	smokePlacementRounds     = 3
+	smokePlacementRoundTrips = 30
+)
 
 // splitMix64 is bit for bit the Rust side's SplitMix64.
 type splitMix64 struct{ state uint64 }
@@ -145,7 +162,12 @@ func (o *outcome) absorb(other outcome) {
 func main() {
 	smokeFlag := flag.Bool("smoke", false, "tiny sizes, for the test that both sides did the same")
 	only := flag.String("workload", "", "run only this workload: "+strings.Join(workloads, ", "))
+	byPlacement := flag.Bool("by-placement", false, "run one cycles-N workload round by round, with the cores' distance after each")
 	flag.Parse()
+	if *byPlacement && !strings.HasPrefix(*only, "cycles-") {
+		fmt.Fprintln(os.Stderr, "go-workqueue-perf: --by-placement runs one cycles-N workload (--workload cycles-N)")
+		os.Exit(2)
+	}
 	s, sizeName := full, "full"
 	if *smokeFlag {
 		s, sizeName = smoke, "smoke"
@@ -177,7 +199,15 @@ func main() {
 			if err != nil {
 				panic(err)
 			}
-			out = cycles(workers, s, keys)
+			if *byPlacement {
+				rounds, roundTrips := placementRounds, placementRoundTrips
+				if *smokeFlag {
+					rounds, roundTrips = smokePlacementRounds, smokePlacementRoundTrips
+				}
+				out = cyclesByPlacement(workers, keys, rounds, roundTrips)
+			} else {
+				out = cycles(workers, s, keys)
+			}
 		}
 		fmt.Printf("%s\t%d\t%d\t%d\t%016x\n", name, out.ops, out.elapsed.Nanoseconds(), out.handouts, out.checksum)
 	}
@@ -238,6 +268,71 @@ func cyclesRun(workers int, keys []string, rounds int) outcome {
 	}
 	out.checksum = total.value
 	return out
+}
+
+// cyclesByPlacement is the Rust side's cycles_by_placement.
+func cyclesByPlacement(workers int, keys []string, rounds, roundTrips int) outcome {
+	cyclesRun(workers, keys, 1)
+	var total outcome
+	for range rounds {
+		round := cyclesRun(workers, keys, 1)
+		time.Sleep(200 * time.Microsecond)
+		best := time.Duration(1<<63 - 1)
+		for range 3 {
+			best = min(best, pingPong(roundTrips))
+		}
+		fmt.Printf("# round\t%.1f\t%.1f\n",
+			float64(round.elapsed.Nanoseconds())/float64(round.ops),
+			float64(best.Nanoseconds())/float64(roundTrips))
+		total.absorb(round)
+		total.checksum += round.checksum
+	}
+	return total
+}
+
+// paddedCounter is an atomic alone on its 128 bytes (adjacent-line prefetch).
+type paddedCounter struct {
+	_ [128]byte
+	n atomic.Uint64
+	_ [120]byte
+}
+
+// pingPong is the Rust side's hw::pingpong: two goroutines, each locked to
+// its thread, take turns incrementing one counter; it returns the time of
+// roundTrips round trips.
+func pingPong(roundTrips int) time.Duration {
+	line := new(paddedCounter)
+	n := uint64(roundTrips)
+	var ready, done sync.WaitGroup
+	ready.Add(2)
+	done.Add(1)
+	go func() {
+		defer done.Done()
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		ready.Done()
+		ready.Wait()
+		for i := range n {
+			for line.n.Load() != 2*i+1 {
+			}
+			line.n.Store(2*i + 2)
+		}
+	}()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	ready.Done()
+	ready.Wait()
+	start := time.Now()
+	for i := range n {
+		for line.n.Load() != 2*i {
+		}
+		line.n.Store(2*i + 1)
+	}
+	for line.n.Load() != 2*n {
+	}
+	elapsed := time.Since(start)
+	done.Wait()
+	return elapsed
 }
 
 // ---------------------------------------------------------------- burst

@@ -59,7 +59,7 @@ pub fn run(name: &str, s: &Sizes) -> Outcome {
     }
 }
 
-fn pingpong(round_trips: u64) -> Outcome {
+pub fn pingpong(round_trips: u64) -> Outcome {
     let line = Arc::new(Padded::default());
     let barrier = Arc::new(Barrier::new(2));
     let other = {

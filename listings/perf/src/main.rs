@@ -6,6 +6,7 @@
 //!
 //! ```text
 //! workqueue-perf [--smoke] [--floor] [--workload NAME]
+//! workqueue-perf [--smoke] --by-placement --workload cycles-N
 //! ```
 //!
 //! * `--workload NAME` runs one workload (default: all of them, in the order
@@ -15,6 +16,8 @@
 //!   calls it on every add) reads the runtime's clock under its mutex.
 //! * `--floor` runs the workload's floor instead of the queue (see below).
 //! * `--smoke` shrinks every size, for the test that both sides did the same.
+//! * `--by-placement` runs a `cycles-N` workload round by round, measuring
+//!   after each round how far apart the two cores are (below).
 //!
 //! Output: `#` lines with the machine facts, then one line per workload,
 //! tab-separated: `workload ops elapsed_ns handouts checksum`, where `ops` is
@@ -22,8 +25,9 @@
 //! `handouts` the number of items `get` handed out, and `checksum` 16 hex
 //! digits (below). The floor prints `0` for both, and one `# floor` line per
 //! workload with the operations it did per op. Both print a `# lock` line
-//! with how many times the queues' lock stopped spinning and went to `std`'s
-//! sleeping lock so far in the process (`faithful_workqueue::sync::fallbacks`).
+//! with how many times the queues' lock stopped spinning and went to
+//! `parking_lot`'s sleeping lock so far in the process
+//! (`faithful_workqueue::sync::fallbacks`).
 //!
 //! # The workloads (identical on both sides)
 //!
@@ -81,6 +85,26 @@
 //!   queue applies adds from a buffer on a goroutine; the round ends with the
 //!   10,000th `done`, so it counts real hand-outs. ops = hand-outs. Checksum:
 //!   ordered (highest priority first, FIFO within one).
+//!
+//! # By placement
+//!
+//! On a virtual machine the two cores the process sees are not always the
+//! same two physical ones: a cache line may move between them in tens of
+//! nanoseconds for a while (neighbours) and in hundreds the next (cores far
+//! apart on the package), and a `cycles-N` run can span both.
+//! `--by-placement` measures the rounds of `cycles-N` apart: after one
+//! untimed warm-up round, 150 rounds (smoke: 3), each on a fresh queue with
+//! fresh workers (as the warm-up of `cycles-N`, which the Go side runs the
+//! same way), each followed by a 200 µs pause, in which the idle runtime
+//! threads go to sleep, and three ping-pongs of 300 round trips each (smoke:
+//! 30; `hw-pingpong`'s code, two threads), of which the fastest counts: a
+//! new thread may share its parent's core until the scheduler moves it,
+//! which says nothing about the distance. Each round prints
+//! `# round<TAB>ns per cycle<TAB>ping-pong round trip in ns`, and the
+//! workload line sums the rounds: ops and hand-outs, and as checksum the
+//! wrapping sum of the rounds' checksums. `cargo xtask perf` sorts the rounds
+//! of both sides by the round trip measured after them, and compares Go with
+//! Rust within each kind of placement.
 //!
 //! # The floor
 //!
@@ -192,6 +216,8 @@ struct Sizes {
     hw_round_trips: u64,
     hw_single: u64,
     hw_contended: u64,
+    placement_rounds: u64,
+    placement_round_trips: u64,
 }
 
 const FULL: Sizes = Sizes {
@@ -209,6 +235,8 @@ const FULL: Sizes = Sizes {
     hw_round_trips: 1_000_000,
     hw_single: 10_000_000,
     hw_contended: 2_000_000,
+    placement_rounds: 150,
+    placement_round_trips: 300,
 };
 
 const SMOKE: Sizes = Sizes {
@@ -226,6 +254,8 @@ const SMOKE: Sizes = Sizes {
     hw_round_trips: 1_000,
     hw_single: 10_000,
     hw_contended: 10_000,
+    placement_rounds: 3,
+    placement_round_trips: 30,
 };
 
 /// SplitMix64, bit for bit the Go side's `splitMix64`.
@@ -331,18 +361,27 @@ fn current_thread_runtime(paused: bool) -> Runtime {
 fn main() -> ExitCode {
     let mut sizes = FULL;
     let mut floor = false;
+    let mut by_placement = false;
     let mut only: Option<String> = None;
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
         match arg.as_str() {
             "--smoke" => sizes = SMOKE,
             "--floor" => floor = true,
+            "--by-placement" => by_placement = true,
             "--workload" => only = args.next(),
             _ => {
-                eprintln!("usage: workqueue-perf [--smoke] [--floor] [--workload {}]", WORKLOADS.join("|"));
+                eprintln!(
+                    "usage: workqueue-perf [--smoke] [--floor] [--workload {}] | [--smoke] --by-placement --workload cycles-N",
+                    WORKLOADS.join("|")
+                );
                 return ExitCode::FAILURE;
             }
         }
+    }
+    if by_placement && (floor || !only.as_deref().is_some_and(|w| w.starts_with("cycles-"))) {
+        eprintln!("workqueue-perf: --by-placement runs one cycles-N workload (--workload cycles-N), without --floor");
+        return ExitCode::FAILURE;
     }
     let extra: Vec<&str> = upstream::UPSTREAM.iter().map(|(name, _, _)| *name).chain(hw::HW).collect();
     let names: Vec<&str> = match &only {
@@ -379,6 +418,8 @@ fn main() -> ExitCode {
                 per(tally.tree)
             );
             out
+        } else if by_placement {
+            cycles_by_placement(workers_of(name), &sizes, &keys)
         } else {
             run_queue(name, &sizes, &keys)
         };
@@ -492,6 +533,32 @@ fn cycles_run(rt: &Runtime, workers: usize, keys: &Arc<[Key]>, rounds: u64) -> O
         }
         Outcome { ops: rounds * n, elapsed, handouts, checksum: checksum.value }
     })
+}
+
+/// `--by-placement`: rounds of `cycles-N` one at a time, each followed by a
+/// short measurement of the cores' distance, to see what a round costs when
+/// the cores are near and when they are far (see the module docs).
+fn cycles_by_placement(workers: usize, s: &Sizes, keys: &[Key]) -> Outcome {
+    let rt = multi_thread_runtime();
+    let keys: Arc<[Key]> = keys.into();
+    cycles_run(&rt, workers, &keys, 1);
+    let mut total = Outcome::default();
+    for _ in 0..s.placement_rounds {
+        let round = cycles_run(&rt, workers, &keys, 1);
+        // The runtime's threads, idle now, stop looking for work and sleep;
+        // otherwise one of them could take a core from a ping-pong thread.
+        std::thread::sleep(Duration::from_micros(200));
+        // The fastest of three: a new thread may start on its parent's core
+        // and share it until the scheduler moves it, which is no distance.
+        let round_trip = (0..3)
+            .map(|_| hw::pingpong(s.placement_round_trips))
+            .map(|ping| ping.elapsed.as_nanos() as f64 / ping.ops as f64)
+            .fold(f64::INFINITY, f64::min);
+        println!("# round\t{:.1}\t{round_trip:.1}", round.elapsed.as_nanos() as f64 / round.ops as f64);
+        total.absorb(round);
+        total.checksum = total.checksum.wrapping_add(round.checksum);
+    }
+    total
 }
 
 /// The dirty and processing flags, as `queue.rs` stores them.

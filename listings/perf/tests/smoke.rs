@@ -45,6 +45,42 @@ fn names(lines: &[Line]) -> Vec<&str> {
     lines.iter().map(|l| l.workload.as_str()).collect()
 }
 
+/// The `# round` lines of a `--by-placement` run: ns per cycle and the
+/// ping-pong round trip after the round.
+fn rounds(program: &Path, args: &[&str]) -> Vec<(f64, f64)> {
+    let out = Command::new(program).args(args).output().expect("starts");
+    assert!(out.status.success(), "{} failed:\n{}", program.display(), String::from_utf8_lossy(&out.stderr));
+    String::from_utf8(out.stdout)
+        .expect("UTF-8 output")
+        .lines()
+        .filter_map(|l| l.strip_prefix("# round\t"))
+        .map(|l| {
+            let f: Vec<f64> = l.split('\t').map(|x| x.parse().expect("a number")).collect();
+            assert_eq!(f.len(), 2, "not `# round<TAB>ns per cycle<TAB>round trip`: {l:?}");
+            assert!(f[0] > 0.0 && f[1] > 0.0, "a round without time: {l:?}");
+            (f[0], f[1])
+        })
+        .collect()
+}
+
+/// Builds the Go side into the tests' scratch directory, under a name of the
+/// test's own (the tests run at the same time).
+fn build_go(go: &Path, test: &str) -> PathBuf {
+    let listings = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("listings/");
+    let go_bin = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("go-workqueue-perf-{test}"));
+    let build = Command::new(go)
+        .current_dir(listings)
+        .args(["build", "-o"])
+        .arg(&go_bin)
+        .arg("./perf/go")
+        .env("GOFLAGS", "-mod=readonly -buildvcs=false")
+        .env("GOTOOLCHAIN", "local")
+        .output()
+        .expect("go build starts");
+    assert!(build.status.success(), "go build ./perf/go failed:\n{}", String::from_utf8_lossy(&build.stderr));
+    go_bin
+}
+
 /// `go`, or `None` (having said why) when it is missing outside CI.
 fn go_or_skip(test: &str) -> Option<PathBuf> {
     let found = Command::new("go").arg("version").output().ok().filter(|o| o.status.success());
@@ -77,18 +113,7 @@ fn rust_and_go_do_identical_work() {
     assert_eq!(names(&one), ["priority"]);
 
     let Some(go) = go_or_skip("rust_and_go_do_identical_work") else { return };
-    let listings = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("listings/");
-    let go_bin = Path::new(env!("CARGO_TARGET_TMPDIR")).join("go-workqueue-perf");
-    let build = Command::new(go)
-        .current_dir(listings)
-        .args(["build", "-o"])
-        .arg(&go_bin)
-        .arg("./perf/go")
-        .env("GOFLAGS", "-mod=readonly -buildvcs=false")
-        .env("GOTOOLCHAIN", "local")
-        .output()
-        .expect("go build starts");
-    assert!(build.status.success(), "go build ./perf/go failed:\n{}", String::from_utf8_lossy(&build.stderr));
+    let go_bin = build_go(&go, "rust_and_go_do_identical_work");
 
     let go = run(&go_bin, &["--smoke"]);
     assert_eq!(names(&go), names(&rust), "the two sides run other workloads");
@@ -125,4 +150,33 @@ fn upstream_and_hardware_rows_run() {
         let floor = Command::new(rust_bin).args(["--smoke", "--floor", "--workload", row]).output().expect("starts");
         assert!(!floor.status.success(), "{row} has no floor, yet --floor ran it");
     }
+}
+
+/// `--by-placement` runs a cycles workload round by round on both sides: as
+/// many rounds, each with its time and a round trip, and in sum the same
+/// work as each other.
+#[test]
+fn both_sides_run_cycles_by_placement() {
+    let rust_bin = Path::new(env!("CARGO_BIN_EXE_workqueue-perf"));
+    let args = ["--smoke", "--by-placement", "--workload", "cycles-2"];
+    let rust = run(rust_bin, &args);
+    assert_eq!(names(&rust), ["cycles-2"]);
+    assert_eq!(rust[0].ops, 3 * 100, "3 smoke rounds of 100 cycles");
+    assert_eq!(rust[0].handouts, rust[0].ops);
+    assert_eq!(rounds(rust_bin, &args).len(), 3);
+    for wrong in
+        [&["--by-placement", "--workload", "burst"][..], &["--by-placement", "--floor", "--workload", "cycles-2"]]
+    {
+        let out = Command::new(rust_bin).args(wrong).output().expect("starts");
+        assert!(!out.status.success(), "{wrong:?} ran");
+    }
+
+    let Some(go) = go_or_skip("both_sides_run_cycles_by_placement") else { return };
+    let go_bin = build_go(&go, "both_sides_run_cycles_by_placement");
+    let go = run(&go_bin, &args);
+    assert_eq!(names(&go), ["cycles-2"]);
+    assert_eq!((go[0].ops, go[0].handouts, &go[0].checksum), (rust[0].ops, rust[0].handouts, &rust[0].checksum));
+    assert_eq!(rounds(&go_bin, &args).len(), 3);
+    let out = Command::new(&go_bin).args(["--by-placement", "--workload", "burst"]).output().expect("starts");
+    assert!(!out.status.success(), "the Go side ran --by-placement on burst");
 }

@@ -1,6 +1,6 @@
 //! The lock the queues' state lives behind (the queue's and the priority
-//! queue's). Normally `parking_lot`'s mutex, taken by a short spin that reads
-//! the lock before it tries it, and poisoned as `std`'s is (see [`Mutex`]). It is public so that `listings/perf` can measure
+//! queue's). Normally `std::sync::Mutex`, taken by a short spin before it
+//! sleeps (see [`Mutex`]). It is public so that `listings/perf` can measure
 //! it alone, in the floor and hardware rows of `cargo xtask perf`. Built with
 //! `RUSTFLAGS="--cfg shuttle"`, it is [shuttle](https://docs.rs/shuttle)'s
 //! mutex, plus a scheduling point right after every unlock: shuttle's
@@ -13,7 +13,9 @@
 #[cfg(shuttle)]
 pub(crate) use shuttle::sync::atomic::AtomicUsize;
 #[cfg(not(shuttle))]
-pub use spin_then_park::{Mutex, MutexGuard, fallbacks};
+pub use spin_then_park::{Mutex, fallbacks};
+#[cfg(not(shuttle))]
+pub use std::sync::MutexGuard;
 /// The atomic counter the priority queue reads outside its locks (shuttle's
 /// under `--cfg shuttle`, so that the model checks schedule around it).
 #[cfg(not(shuttle))]
@@ -21,17 +23,16 @@ pub(crate) use std::sync::atomic::AtomicUsize;
 
 #[cfg(not(shuttle))]
 mod spin_then_park {
-    use std::ops::{Deref, DerefMut};
-    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering::Relaxed};
-    use std::sync::{LockResult, PoisonError};
+    use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
+    use std::sync::{LockResult, MutexGuard, TryLockError};
 
     static FALLBACKS: AtomicU64 = AtomicU64::new(0);
 
     /// How many times, in this process, a [`Mutex::lock`] spun to the end
-    /// and went on to `parking_lot`'s own `lock`, which sleeps if the lock is
-    /// still held after its own short spin. `cargo xtask perf` reports it
-    /// beside each run's time: a run whose lock kept falling back is a run
-    /// that paid for sleeps and wake-ups. Counted only on that slow path.
+    /// and went on to `std::sync::Mutex::lock`, which sleeps if the lock is
+    /// still held after its own short spin. `cargo xtask perf` reports it beside each run's time: a run
+    /// whose lock kept falling back is a run that paid for sleeps and
+    /// wake-ups. Counted only on that slow path.
     ///
     /// ```
     /// use faithful_workqueue::sync::{Mutex, fallbacks};
@@ -45,42 +46,26 @@ mod spin_then_park {
         FALLBACKS.load(Relaxed)
     }
 
-    /// A mutex taken by a few spaced looks before it sleeps, and poisoned,
-    /// as `std::sync::Mutex` is, when a holder panics.
+    /// `std::sync::Mutex`, taken by a few spaced `try_lock`s before it sleeps.
     ///
-    /// The queue holds its lock for tens of nanoseconds, and when two threads
+    /// The queue holds its lock for tens of nanoseconds. When two threads
     /// share the queue (a producer adding on one core, a worker getting on
-    /// the other) they meet at it all the time. Two things decide what that
-    /// costs, and `cargo xtask perf` measured both:
-    ///
-    /// * **Spin before sleeping.** `std::sync::Mutex` spins only while the
-    ///   lock has no sleeper, then sleeps in the kernel; while threads keep
-    ///   contending, each unlock is then a `futex` wake-up system call. With
-    ///   two workers a third of the time went to `futex` calls. So a
-    ///   contended `lock` tries again up to 15 times with doubling pauses, for
-    ///   a few microseconds in all, before it sleeps. (Go's `sync.Mutex` spins
-    ///   too, for at most 4 × 30 pause instructions: `active_spin` and
-    ///   `active_spin_cnt` in go1.26's `runtime/lock_spinbit.go`; this spin is
-    ///   longer, 207 hints, because it did better here: 277 against 329 ns
-    ///   per `cycles-2` cycle, medians of 9 runs, for 127 hints.)
-    /// * **Look before trying.** A try is a compare-and-swap, which takes the
-    ///   lock's cache line away from the holder even when it fails, so the
-    ///   holder's unlock must fetch it back from the waiter's core. A waiter
-    ///   here reads the lock first and tries only when it looks free:
-    ///   reading leaves a shared copy, and the holder keeps the line until it
-    ///   unlocks. `std`'s mutex cannot be read without trying it; `parking_lot`'s
-    ///   can (`is_locked`), so it is the lock underneath. With the queues'
-    ///   state on cache lines of its own (their `State` is aligned to 128
-    ///   bytes), 21 interleaved runs each: `cycles-2` 185 ns per cycle at the
-    ///   median against 199 ns with `std`'s lock and 211 ns with `parking_lot`'s
-    ///   tried without a look, and 2 of its runs over 300 ns against 5 for
-    ///   each of the others.
+    /// the other), `std::sync::Mutex` spins only while the lock has no
+    /// sleeper, then sleeps in the kernel; while threads keep contending,
+    /// each unlock is then a `futex` wake-up system call and each lock a trip
+    /// through the scheduler, a hundred times the critical section or more. `cargo
+    /// xtask perf` measured it: with two workers, a third of the time went to
+    /// `futex` calls. So a contended `lock` first retries `try_lock` a few
+    /// times with growing pauses, for a few microseconds in all, and only then
+    /// sleeps as `std` does. (Go's `sync.Mutex` spins too, for at most 4 × 30
+    /// pause instructions: `active_spin` and `active_spin_cnt` in go1.26's
+    /// `runtime/lock_spinbit.go`; this spin is longer, 207 hints, because
+    /// it did better here: 277 against 329 ns per `cycles-2` cycle, medians
+    /// of 9 runs, for 127 hints.) The guard is `std`'s own, so
+    /// poisoning and unlocking are unchanged.
     ///
     /// The spin is bounded, so a holder that was preempted costs a waiter a
-    /// few microseconds of CPU, not more. Poisoning is `std`'s: a panic that
-    /// begins while a thread holds the lock marks it, and every later
-    /// `lock` returns the guard inside an error, so a queue whose state a
-    /// panic may have left half-changed says so instead of going on.
+    /// few microseconds of CPU, not more.
     ///
     /// ```
     /// use faithful_workqueue::sync::Mutex;
@@ -90,25 +75,9 @@ mod spin_then_park {
     /// assert_eq!(*m.lock().unwrap(), 2);
     /// ```
     #[derive(Default)]
-    pub struct Mutex<T> {
-        lock: parking_lot::Mutex<T>,
-        /// Set when a guard drops during a panic. Written at most once, so
-        /// reading it in every `lock` moves no cache line.
-        poisoned: AtomicBool,
-    }
+    pub struct Mutex<T>(std::sync::Mutex<T>);
 
-    /// The guard of [`Mutex`]: the value, until it drops and unlocks.
-    pub struct MutexGuard<'a, T> {
-        guard: parking_lot::MutexGuard<'a, T>,
-        poisoned: &'a AtomicBool,
-        /// Whether the thread was already panicking when it took the lock: a
-        /// `done` run by a `Lease`'s `Drop` while a reconcile unwinds holds
-        /// the lock inside a panic it did not cause, and, as with `std`,
-        /// that does not poison.
-        panicking: bool,
-    }
-
-    /// How many times a contended `lock` tries before it sleeps.
+    /// How many times a contended `lock` retries `try_lock` before it sleeps.
     const TRIES: u32 = 16;
     /// The longest pause between two tries, in `spin_loop` hints. The pauses
     /// double from 1 to this: 207 hints over the 16 tries, about 6 µs on the
@@ -118,24 +87,25 @@ mod spin_then_park {
     impl<T> Mutex<T> {
         /// A lock around `value`.
         pub fn new(value: T) -> Self {
-            Mutex { lock: parking_lot::Mutex::new(value), poisoned: AtomicBool::new(false) }
+            Mutex(std::sync::Mutex::new(value))
         }
 
-        /// Takes the lock: one try at once, then up to 15 more looks with
-        /// doubling pauses between them, each followed by a try if the lock
-        /// looked free, and then `parking_lot`'s `lock`, which sleeps. Errs as
-        /// `std`'s does when a holder panicked.
+        /// Takes the lock: `try_lock` at once, then up to 15 more times with
+        /// doubling pauses between them, and then
+        /// `std::sync::Mutex::lock`, which sleeps. Errs as `std`'s does when a
+        /// holder panicked.
         #[inline]
         pub fn lock(&self) -> LockResult<MutexGuard<'_, T>> {
             // The first try inline: an uncontended lock costs no call.
-            match self.lock.try_lock() {
-                Some(guard) => self.guard(guard),
-                None => self.lock_contended(),
+            match self.0.try_lock() {
+                Ok(guard) => Ok(guard),
+                Err(TryLockError::Poisoned(poisoned)) => Err(poisoned),
+                Err(TryLockError::WouldBlock) => self.lock_contended(),
             }
         }
 
-        /// The other 15 looks, each after a pause, and one more pause before
-        /// `parking_lot`'s lock.
+        /// The other 15 tries, each after a pause, and one more pause before
+        /// `std`'s lock.
         #[cold]
         #[inline(never)]
         fn lock_contended(&self) -> LockResult<MutexGuard<'_, T>> {
@@ -145,45 +115,17 @@ mod spin_then_park {
                     std::hint::spin_loop();
                 }
                 pause = (pause * 2).min(MAX_PAUSE);
-                if !self.lock.is_locked()
-                    && let Some(guard) = self.lock.try_lock()
-                {
-                    return self.guard(guard);
+                match self.0.try_lock() {
+                    Ok(guard) => return Ok(guard),
+                    Err(TryLockError::Poisoned(poisoned)) => return Err(poisoned),
+                    Err(TryLockError::WouldBlock) => {}
                 }
             }
             for _ in 0..pause {
                 std::hint::spin_loop();
             }
             FALLBACKS.fetch_add(1, Relaxed);
-            self.guard(self.lock.lock())
-        }
-
-        fn guard<'a>(&'a self, guard: parking_lot::MutexGuard<'a, T>) -> LockResult<MutexGuard<'a, T>> {
-            let guard = MutexGuard { guard, poisoned: &self.poisoned, panicking: std::thread::panicking() };
-            if self.poisoned.load(Relaxed) { Err(PoisonError::new(guard)) } else { Ok(guard) }
-        }
-    }
-
-    impl<T> Deref for MutexGuard<'_, T> {
-        type Target = T;
-        fn deref(&self) -> &T {
-            &self.guard
-        }
-    }
-
-    impl<T> DerefMut for MutexGuard<'_, T> {
-        fn deref_mut(&mut self) -> &mut T {
-            &mut self.guard
-        }
-    }
-
-    impl<T> Drop for MutexGuard<'_, T> {
-        fn drop(&mut self) {
-            // A panic that began while the lock was held, marked before the
-            // inner guard unlocks, so that the next holder sees it.
-            if !self.panicking && std::thread::panicking() {
-                self.poisoned.store(true, Relaxed);
-            }
+            self.0.lock()
         }
     }
 
@@ -229,8 +171,8 @@ mod spin_then_park {
         }
 
         /// As with `std::sync::Mutex`: a lock taken and released during an
-        /// unwind that began before it (a `Drop` running during a panic)
-        /// is not poisoned.
+        /// unwind that began before it (a `Lease`'s `done`, run by its `Drop`
+        /// while a reconcile panics) is not poisoned.
         #[test]
         fn a_lock_held_only_inside_a_panic_is_not_poisoned() {
             struct LocksOnDrop(Arc<Mutex<u32>>);

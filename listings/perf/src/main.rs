@@ -25,9 +25,8 @@
 //! `handouts` the number of items `get` handed out, and `checksum` 16 hex
 //! digits (below). The floor prints `0` for both, and one `# floor` line per
 //! workload with the operations it did per op. Both print a `# lock` line
-//! with how many times the queues' lock stopped spinning and went to
-//! `parking_lot`'s sleeping lock so far in the process
-//! (`faithful_workqueue::sync::fallbacks`).
+//! with how many times the queues' lock stopped spinning and went to `std`'s
+//! sleeping lock so far in the process (`faithful_workqueue::sync::fallbacks`).
 //!
 //! # The workloads (identical on both sides)
 //!
@@ -181,7 +180,7 @@ use std::time::{Duration, Instant};
 use faithful_workqueue::delaying_queue::DelayingQueue;
 use faithful_workqueue::priorityqueue::{AddOpts, FLUSH_AT, PriorityQueue};
 use faithful_workqueue::queue::Queue;
-use faithful_workqueue::sync::{Mutex as QueueMutex, MutexGuard as QueueGuard};
+use faithful_workqueue::sync::Mutex as QueueMutex;
 use hashbrown::HashTable;
 use tokio::runtime::Runtime;
 use tokio::sync::Notify;
@@ -590,7 +589,7 @@ struct FloorInner {
 }
 
 impl FloorInner {
-    fn lock(&self) -> QueueGuard<'_, FloorQueue> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, FloorQueue> {
         self.state.lock().unwrap()
     }
 }

@@ -699,7 +699,7 @@ fn placement_report(rows: &[PlacementRow], hw: &Hardware) -> String {
     );
     out.push_str(
         "| workload | cores | rounds (Go, Rust) | round trip (Go, Rust) | Go ns/cycle | Rust ns/cycle | Rust/Go | \
-         hardware per cycle | 2× Go per cycle |\n",
+         hardware per cycle | 2× Go allows |\n",
     );
     out.push_str("|---|---|---:|---:|---:|---:|---:|---|---:|\n");
     let mut verdicts = Vec::new();
@@ -727,39 +727,41 @@ fn placement_report(rows: &[PlacementRow], hw: &Hardware) -> String {
                 r.floor_locks,
                 hw.lock_ns,
             ));
+            let price = format!("Rust takes {:.2}× that price", u.ns_per_cycle / hardware);
             let verdict = if ratio >= 2.0 {
-                "2× Go: met".to_owned()
+                format!("met ({ratio:.2}×)")
             } else if hardware > target {
                 format!(
-                    "2× Go: not met, and a cycle that moves the lock across the cores twice cannot meet it here: \
-                     that costs {hardware:.0} ns, 2× Go allows {target:.0}; Rust takes {:.2}× that price",
-                    u.ns_per_cycle / hardware
+                    "not met ({ratio:.2}×). A cycle that moves the lock's cache line across the cores twice costs \
+                     {hardware:.0} ns at this distance and 2× Go allows {target:.0} ns, so no queue that does that \
+                     meets the target here; {price}"
                 )
             } else {
                 format!(
-                    "2× Go: not met; the hardware's price ({hardware:.0} ns) leaves {:.0} ns of the {target:.0} \
-                     that 2× Go allows",
+                    "not met ({ratio:.2}×). The hardware's price of a cycle ({hardware:.0} ns) leaves {:.0} ns of \
+                     the {target:.0} that 2× Go allows; {price}",
                     target - hardware
                 )
             };
-            verdicts.push(format!("`{}` {}: {verdict}", r.name, p.name()));
+            verdicts.push(format!("* `{}`, cores {}: 2× Go {verdict}.\n", r.name, p.name()));
         }
     }
     out.push('\n');
+    out.push_str(&verdicts.concat());
     let left_out: Vec<String> = rows
         .iter()
         .map(|r| {
             format!(
-                "`{}`: {} of {} Go rounds and {} of {} Rust rounds left out",
+                "`{}`: {} of {} Go rounds and {} of {} Rust rounds",
                 r.name, r.left_out.0, r.total.0, r.left_out.1, r.total.1
             )
         })
         .collect();
     out.push_str(&format!(
-        "Per placement: {}. {}. Hardware per cycle: the floor's lock pairs at {:.1} ns and two one-way transfers \
-         of the lock's cache line at half the Rust rounds' median round trip, as in the table above; not a bound \
-         (threads that take the lock several times in a row cross it less often).\n",
-        verdicts.join("; "),
+        "\nLeft out (a ping-pong thread waited for a core): {}. Hardware per cycle: the floor's lock pairs at \
+         {:.1} ns and two one-way transfers of the lock's cache line, each half the Rust rounds' median round trip, \
+         as in the table above; not a bound (threads that take the lock several times in a row cross it less \
+         often).\n",
         left_out.join("; "),
         hw.lock_ns
     ));
@@ -1153,11 +1155,23 @@ mod tests {
         let go = [(700.0, 90.0), (760.0, 440.0)];
         let rust = [(230.0, 75.0), (610.0, 420.0)];
         let text = placement_report(&[PlacementRow::new("cycles-2", &go, &rust, 3.0)], &hw);
+        let cheaper = Hardware { lock_ns: 1.0, ..hw };
+        let closer = [(230.0, 75.0), (610.0, 300.0)];
+        let leaves = placement_report(&[PlacementRow::new("cycles-2", &go, &closer, 3.0)], &cheaper);
+        // Far: 2 × 150 + 3 = 303 ns against 380: 77 ns left.
+        assert!(
+            leaves.contains("not met (1.25×). The hardware's price of a cycle (303 ns) leaves 77 ns of the 380"),
+            "{leaves}"
+        );
         // Near: 700 / 230 is over 2; far: 2 × 210 + 15 = 435 ns against 380.
-        assert!(text.contains("`cycles-2` near: 2× Go: met"), "{text}");
+        assert!(text.contains("* `cycles-2`, cores near: 2× Go met (3.04×).\n"), "{text}");
         assert!(text.contains("3.00 × 5.0 + 2 × 210.0 = 435 ns | 380 ns |"), "{text}");
         assert!(
-            text.contains("cannot meet it here: that costs 435 ns, 2× Go allows 380; Rust takes 1.40× that price"),
+            text.contains(
+                "* `cycles-2`, cores far: 2× Go not met (1.25×). A cycle that moves the lock's cache line across \
+                 the cores twice costs 435 ns at this distance and 2× Go allows 380 ns, so no queue that does that \
+                 meets the target here; Rust takes 1.40× that price.\n"
+            ),
             "{text}"
         );
     }

@@ -359,6 +359,12 @@ pub fn perf(args: &[String]) -> Result {
         eprintln!("xtask: perf {name} by placement: {}", row.summary());
         placement_rows.push(row);
     }
+    let mut handoff_rounds = Vec::new();
+    for _ in 0..PLACEMENT_PROCESSES {
+        let (_, comments) = measure(&rust_bin, &["--by-placement"], "hw-handoff")?;
+        handoff_rounds.extend(rounds_of(&comments));
+    }
+    let handoff = Handoff::new(&handoff_rounds);
     let took = started.elapsed();
 
     facts.rustc = command_line("rustc", &["--version"]);
@@ -366,7 +372,7 @@ pub fn perf(args: &[String]) -> Result {
         "{}\n{}\n{}\n{}",
         report(&rows, &facts),
         hardware_report(&rows, &hw),
-        placement_report(&placement_rows, &hw),
+        placement_report(&placement_rows, &handoff, &hw),
         lock_report(&rows, &hw)
     );
     println!("{report}");
@@ -685,11 +691,30 @@ impl PlacementRow {
     }
 }
 
+/// `hw-handoff` run round by round (`--by-placement`): what moving a key from
+/// one core to the other costs at each distance.
+struct Handoff {
+    /// Near, then far.
+    cells: [Option<PlacementCell>; 2],
+    left_out: usize,
+    total: usize,
+}
+
+impl Handoff {
+    fn new(rounds: &[(f64, f64)]) -> Handoff {
+        Handoff {
+            cells: Placement::BOTH.map(|p| PlacementCell::of(rounds, p)),
+            left_out: rounds.iter().filter(|r| Placement::of(r.1).is_none()).count(),
+            total: rounds.len(),
+        }
+    }
+}
+
 /// The by-placement table: per row and placement, Go's and Rust's median
 /// cycle, their ratio, and the hardware's price of a cycle there (the
 /// floor's lock pairs and two one-way transfers at that placement's
 /// distance, measured in the same rounds) beside the time 2× Go allows.
-fn placement_report(rows: &[PlacementRow], hw: &Hardware) -> String {
+fn placement_report(rows: &[PlacementRow], handoff: &Handoff, hw: &Hardware) -> String {
     let mut out = format!(
         "By placement (`--by-placement` on both sides; {PLACEMENT_PROCESSES} processes of each, interleaved): each \
          process runs rounds of 10,000 cycles one at a time, each on a fresh queue with fresh workers, and after \
@@ -699,14 +724,14 @@ fn placement_report(rows: &[PlacementRow], hw: &Hardware) -> String {
     );
     out.push_str(
         "| workload | cores | rounds (Go, Rust) | round trip (Go, Rust) | Go ns/cycle | Rust ns/cycle | Rust/Go | \
-         hardware per cycle | 2× Go allows |\n",
+         hardware per cycle | hand-off per key | 2× Go allows |\n",
     );
-    out.push_str("|---|---|---:|---:|---:|---:|---:|---|---:|\n");
+    out.push_str("|---|---|---:|---:|---:|---:|---:|---|---:|---:|\n");
     let mut verdicts = Vec::new();
     for r in rows {
-        for (p, (go, rust)) in Placement::BOTH.iter().zip(&r.cells) {
+        for ((p, (go, rust)), moved) in Placement::BOTH.iter().zip(&r.cells).zip(&handoff.cells) {
             let (Some(g), Some(u)) = (go, rust) else {
-                out.push_str(&format!("| `{}` | {} | too few rounds | | | | | | |\n", r.name, p.name()));
+                out.push_str(&format!("| `{}` | {} | too few rounds | | | | | | | |\n", r.name, p.name()));
                 continue;
             };
             let transfer = u.round_trip_ns / 2.0;
@@ -715,7 +740,7 @@ fn placement_report(rows: &[PlacementRow], hw: &Hardware) -> String {
             let ratio = g.ns_per_cycle / u.ns_per_cycle;
             out.push_str(&format!(
                 "| `{}` | {} | {}, {} | {:.0}, {:.0} ns | {:.0} | {:.0} | {ratio:.2}× | \
-                 {:.2} × {:.1} + 2 × {transfer:.1} = {hardware:.0} ns | {target:.0} ns |\n",
+                 {:.2} × {:.1} + 2 × {transfer:.1} = {hardware:.0} ns | {} | {target:.0} ns |\n",
                 r.name,
                 p.name(),
                 g.rounds,
@@ -726,24 +751,41 @@ fn placement_report(rows: &[PlacementRow], hw: &Hardware) -> String {
                 u.ns_per_cycle,
                 r.floor_locks,
                 hw.lock_ns,
+                moved.map_or("too few rounds".to_owned(), |m| format!("{:.0} ns", m.ns_per_cycle)),
             ));
             let price = format!("Rust takes {:.2}× that price", u.ns_per_cycle / hardware);
+            let streamed = match moved {
+                Some(m) if m.ns_per_cycle <= target => format!(
+                    " The hand-off, which streams keys from one core to the other, moved a key in {:.0} ns at \
+                     this distance: within what 2× Go allows, so a queue that does not cross the lock for every \
+                     key could meet it; Rust takes {:.2}× the hand-off.",
+                    m.ns_per_cycle,
+                    u.ns_per_cycle / m.ns_per_cycle
+                ),
+                Some(m) => format!(
+                    " Even the hand-off, which streams keys from one core to the other, took {:.0} ns per key at \
+                     this distance, over what 2× Go allows; Rust takes {:.2}× the hand-off.",
+                    m.ns_per_cycle,
+                    u.ns_per_cycle / m.ns_per_cycle
+                ),
+                None => String::new(),
+            };
             let verdict = if ratio >= 2.0 {
-                format!("met ({ratio:.2}×)")
+                format!("met ({ratio:.2}×).")
             } else if hardware > target {
                 format!(
                     "not met ({ratio:.2}×). A cycle that moves the lock's cache line across the cores twice costs \
                      {hardware:.0} ns at this distance and 2× Go allows {target:.0} ns, so no queue that does that \
-                     meets the target here; {price}"
+                     meets the target here; {price}.{streamed}"
                 )
             } else {
                 format!(
                     "not met ({ratio:.2}×). The hardware's price of a cycle ({hardware:.0} ns) leaves {:.0} ns of \
-                     the {target:.0} that 2× Go allows; {price}",
+                     the {target:.0} that 2× Go allows; {price}.{streamed}",
                     target - hardware
                 )
             };
-            verdicts.push(format!("* `{}`, cores {}: 2× Go {verdict}.\n", r.name, p.name()));
+            verdicts.push(format!("* `{}`, cores {}: 2× Go {verdict}\n", r.name, p.name()));
         }
     }
     out.push('\n');
@@ -758,11 +800,14 @@ fn placement_report(rows: &[PlacementRow], hw: &Hardware) -> String {
         })
         .collect();
     out.push_str(&format!(
-        "\nLeft out (a ping-pong thread waited for a core): {}. Hardware per cycle: the floor's lock pairs at \
-         {:.1} ns and two one-way transfers of the lock's cache line, each half the Rust rounds' median round trip, \
-         as in the table above; not a bound (threads that take the lock several times in a row cross it less \
-         often).\n",
+        "\nLeft out (a ping-pong thread waited for a core): {}; `hw-handoff`: {} of {} rounds. Hardware per \
+         cycle: the floor's lock pairs at {:.1} ns and two one-way transfers of the lock's cache line, each half the \
+         Rust rounds' median round trip, as in the table above; not a bound (threads that take the lock several \
+         times in a row cross it less often). Hand-off per key: the median of the `hw-handoff` rounds (10,000 keys \
+         each, `--by-placement`, {PLACEMENT_PROCESSES} processes) at that placement.\n",
         left_out.join("; "),
+        handoff.left_out,
+        handoff.total,
         hw.lock_ns
     ));
     out
@@ -1154,23 +1199,32 @@ mod tests {
         };
         let go = [(700.0, 90.0), (760.0, 440.0)];
         let rust = [(230.0, 75.0), (610.0, 420.0)];
-        let text = placement_report(&[PlacementRow::new("cycles-2", &go, &rust, 3.0)], &hw);
+        let handoff = Handoff::new(&[(60.0, 75.0), (170.0, 420.0), (50.0, 9_000.0)]);
+        let text = placement_report(&[PlacementRow::new("cycles-2", &go, &rust, 3.0)], &handoff, &hw);
         let cheaper = Hardware { lock_ns: 1.0, ..hw };
         let closer = [(230.0, 75.0), (610.0, 300.0)];
-        let leaves = placement_report(&[PlacementRow::new("cycles-2", &go, &closer, 3.0)], &cheaper);
-        // Far: 2 × 150 + 3 = 303 ns against 380: 77 ns left.
+        let slow_handoff = Handoff::new(&[(400.0, 300.0)]);
+        let leaves = placement_report(&[PlacementRow::new("cycles-2", &go, &closer, 3.0)], &slow_handoff, &cheaper);
+        // Far: 2 × 150 + 3 = 303 ns against 380: 77 ns left; the hand-off (400 ns) is over it.
         assert!(
-            leaves.contains("not met (1.25×). The hardware's price of a cycle (303 ns) leaves 77 ns of the 380"),
+            leaves.contains(
+                "not met (1.25×). The hardware's price of a cycle (303 ns) leaves 77 ns of the 380 that 2× Go \
+                 allows; Rust takes 2.01× that price. Even the hand-off, which streams keys from one core to the \
+                 other, took 400 ns per key at this distance, over what 2× Go allows; Rust takes 1.52× the hand-off."
+            ),
             "{leaves}"
         );
+        assert_eq!((slow_handoff.left_out, handoff.left_out, handoff.total), (0, 1, 3));
         // Near: 700 / 230 is over 2; far: 2 × 210 + 15 = 435 ns against 380.
         assert!(text.contains("* `cycles-2`, cores near: 2× Go met (3.04×).\n"), "{text}");
-        assert!(text.contains("3.00 × 5.0 + 2 × 210.0 = 435 ns | 380 ns |"), "{text}");
+        assert!(text.contains("3.00 × 5.0 + 2 × 210.0 = 435 ns | 170 ns | 380 ns |"), "{text}");
         assert!(
             text.contains(
                 "* `cycles-2`, cores far: 2× Go not met (1.25×). A cycle that moves the lock's cache line across \
                  the cores twice costs 435 ns at this distance and 2× Go allows 380 ns, so no queue that does that \
-                 meets the target here; Rust takes 1.40× that price.\n"
+                 meets the target here; Rust takes 1.40× that price. The hand-off, which streams keys from one \
+                 core to the other, moved a key in 170 ns at this distance: within what 2× Go allows, so a queue \
+                 that does not cross the lock for every key could meet it; Rust takes 3.59× the hand-off.\n"
             ),
             "{text}"
         );

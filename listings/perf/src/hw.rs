@@ -164,7 +164,7 @@ fn lock_contended(per_thread: u64) -> Outcome {
     Outcome { ops: 2 * per_thread, elapsed, handouts: 0, checksum: 0 }
 }
 
-fn handoff(keys: u64) -> Outcome {
+pub fn handoff(keys: u64) -> Outcome {
     /// Keys cycle through this many, as `cycles-N` adds 10,000.
     const DISTINCT: u64 = 10_000;
     /// The slots, 24 bytes each as `queue.rs`'s, in a table of the size

@@ -6,7 +6,7 @@
 //!
 //! ```text
 //! workqueue-perf [--smoke] [--floor] [--workload NAME]
-//! workqueue-perf [--smoke] --by-placement --workload cycles-N
+//! workqueue-perf [--smoke] --by-placement --workload cycles-N|hw-handoff
 //! ```
 //!
 //! * `--workload NAME` runs one workload (default: all of them, in the order
@@ -16,8 +16,9 @@
 //!   calls it on every add) reads the runtime's clock under its mutex.
 //! * `--floor` runs the workload's floor instead of the queue (see below).
 //! * `--smoke` shrinks every size, for the test that both sides did the same.
-//! * `--by-placement` runs a `cycles-N` workload round by round, measuring
-//!   after each round how far apart the two cores are (below).
+//! * `--by-placement` runs a `cycles-N` workload or `hw-handoff` round by
+//!   round, measuring after each round how far apart the two cores are
+//!   (below).
 //!
 //! Output: `#` lines with the machine facts, then one line per workload,
 //! tab-separated: `workload ops elapsed_ns handouts checksum`, where `ops` is
@@ -103,7 +104,9 @@
 //! workload line sums the rounds: ops and hand-outs, and as checksum the
 //! wrapping sum of the rounds' checksums. `cargo xtask perf` sorts the rounds
 //! of both sides by the round trip measured after them, and compares Go with
-//! Rust within each kind of placement.
+//! Rust within each kind of placement. `hw-handoff` runs the same way (Rust
+//! only), each round a hand-off of 10,000 keys (smoke: 100), so that the
+//! table can say what moving a key costs the hardware at each distance.
 //!
 //! # The floor
 //!
@@ -217,6 +220,7 @@ struct Sizes {
     hw_contended: u64,
     placement_rounds: u64,
     placement_round_trips: u64,
+    placement_handoff_keys: u64,
 }
 
 const FULL: Sizes = Sizes {
@@ -236,6 +240,7 @@ const FULL: Sizes = Sizes {
     hw_contended: 2_000_000,
     placement_rounds: 150,
     placement_round_trips: 300,
+    placement_handoff_keys: 10_000,
 };
 
 const SMOKE: Sizes = Sizes {
@@ -255,6 +260,7 @@ const SMOKE: Sizes = Sizes {
     hw_contended: 10_000,
     placement_rounds: 3,
     placement_round_trips: 30,
+    placement_handoff_keys: 100,
 };
 
 /// SplitMix64, bit for bit the Go side's `splitMix64`.
@@ -378,8 +384,10 @@ fn main() -> ExitCode {
             }
         }
     }
-    if by_placement && (floor || !only.as_deref().is_some_and(|w| w.starts_with("cycles-"))) {
-        eprintln!("workqueue-perf: --by-placement runs one cycles-N workload (--workload cycles-N), without --floor");
+    if by_placement && (floor || !only.as_deref().is_some_and(|w| w.starts_with("cycles-") || w == "hw-handoff")) {
+        eprintln!(
+            "workqueue-perf: --by-placement runs one cycles-N workload or hw-handoff (--workload NAME), without --floor"
+        );
         return ExitCode::FAILURE;
     }
     let extra: Vec<&str> = upstream::UPSTREAM.iter().map(|(name, _, _)| *name).chain(hw::HW).collect();
@@ -417,6 +425,8 @@ fn main() -> ExitCode {
                 per(tally.tree)
             );
             out
+        } else if by_placement && name == "hw-handoff" {
+            rounds_by_placement(&sizes, || hw::handoff(sizes.placement_handoff_keys))
         } else if by_placement {
             cycles_by_placement(workers_of(name), &sizes, &keys)
         } else {
@@ -534,17 +544,25 @@ fn cycles_run(rt: &Runtime, workers: usize, keys: &Arc<[Key]>, rounds: u64) -> O
     })
 }
 
-/// `--by-placement`: rounds of `cycles-N` one at a time, each followed by a
-/// short measurement of the cores' distance, to see what a round costs when
-/// the cores are near and when they are far (see the module docs).
+/// `--by-placement` on `cycles-N`: its rounds one at a time, each followed
+/// by a short measurement of the cores' distance, to see what a round costs
+/// when the cores are near and when they are far (see the module docs).
 fn cycles_by_placement(workers: usize, s: &Sizes, keys: &[Key]) -> Outcome {
     let rt = multi_thread_runtime();
     let keys: Arc<[Key]> = keys.into();
     cycles_run(&rt, workers, &keys, 1);
+    rounds_by_placement(s, || cycles_run(&rt, workers, &keys, 1))
+}
+
+/// Runs `round` [`Sizes::placement_rounds`] times, printing after each its
+/// ns per op and the ping-pong round trip measured right after it, and
+/// returns the rounds' sum (ops, time, hand-outs, and the wrapping sum of
+/// their checksums).
+fn rounds_by_placement(s: &Sizes, mut round: impl FnMut() -> Outcome) -> Outcome {
     let mut total = Outcome::default();
     for _ in 0..s.placement_rounds {
-        let round = cycles_run(&rt, workers, &keys, 1);
-        // The runtime's threads, idle now, stop looking for work and sleep;
+        let out = round();
+        // A runtime's threads, idle now, stop looking for work and sleep;
         // otherwise one of them could take a core from a ping-pong thread.
         std::thread::sleep(Duration::from_micros(200));
         // The fastest of three: a new thread may start on its parent's core
@@ -553,9 +571,9 @@ fn cycles_by_placement(workers: usize, s: &Sizes, keys: &[Key]) -> Outcome {
             .map(|_| hw::pingpong(s.placement_round_trips))
             .map(|ping| ping.elapsed.as_nanos() as f64 / ping.ops as f64)
             .fold(f64::INFINITY, f64::min);
-        println!("# round\t{:.1}\t{round_trip:.1}", round.elapsed.as_nanos() as f64 / round.ops as f64);
-        total.absorb(round);
-        total.checksum = total.checksum.wrapping_add(round.checksum);
+        println!("# round\t{:.1}\t{round_trip:.1}", out.elapsed.as_nanos() as f64 / out.ops as f64);
+        total.absorb(out);
+        total.checksum = total.checksum.wrapping_add(out.checksum);
     }
     total
 }

@@ -154,7 +154,7 @@ fn upstream_and_hardware_rows_run() {
 
 /// `--by-placement` runs a cycles workload round by round on both sides: as
 /// many rounds, each with its time and a round trip, and in sum the same
-/// work as each other.
+/// work as each other; and the hand-off row the same way on the Rust side.
 #[test]
 fn both_sides_run_cycles_by_placement() {
     let rust_bin = Path::new(env!("CARGO_BIN_EXE_workqueue-perf"));
@@ -164,6 +164,9 @@ fn both_sides_run_cycles_by_placement() {
     assert_eq!(rust[0].ops, 3 * 100, "3 smoke rounds of 100 cycles");
     assert_eq!(rust[0].handouts, rust[0].ops);
     assert_eq!(rounds(rust_bin, &args).len(), 3);
+    let handoff = ["--smoke", "--by-placement", "--workload", "hw-handoff"];
+    assert_eq!(names(&run(rust_bin, &handoff)), ["hw-handoff"]);
+    assert_eq!(rounds(rust_bin, &handoff).len(), 3);
     for wrong in
         [&["--by-placement", "--workload", "burst"][..], &["--by-placement", "--floor", "--workload", "cycles-2"]]
     {

@@ -37,8 +37,8 @@
 //
 // --by-placement runs a cycles-N workload round by round: a warm-up round,
 // then 150 rounds (smoke: 3), each on a fresh queue with fresh workers, each
-// followed by a 200 µs pause and the fastest of three ping-pongs of 300 round
-// trips (smoke: 30) between two goroutines locked to their threads. Each
+// followed by the fastest of three ping-pongs of 300 round trips (smoke: 30)
+// between two goroutines locked to their threads. Each
 // round prints "# round<TAB>ns per cycle<TAB>round trip in ns"; the workload
 // line sums the rounds, with the wrapping sum of their checksums.
 package main
@@ -276,7 +276,7 @@ func cyclesByPlacement(workers int, keys []string, rounds, roundTrips int) outco
 	var total outcome
 	for range rounds {
 		round := cyclesRun(workers, keys, 1)
-		time.Sleep(200 * time.Microsecond)
+		// The fastest of three, as on the Rust side.
 		best := time.Duration(1<<63 - 1)
 		for range 3 {
 			best = min(best, pingPong(roundTrips))

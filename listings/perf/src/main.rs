@@ -95,11 +95,12 @@
 //! `--by-placement` measures the rounds of `cycles-N` apart: after one
 //! untimed warm-up round, 150 rounds (smoke: 3), each on a fresh queue with
 //! fresh workers (as the warm-up of `cycles-N`, which the Go side runs the
-//! same way), each followed by a 200 µs pause, in which the idle runtime
-//! threads go to sleep, and three ping-pongs of 300 round trips each (smoke:
-//! 30; `hw-pingpong`'s code, two threads), of which the fastest counts: a
-//! new thread may share its parent's core until the scheduler moves it,
-//! which says nothing about the distance. Each round prints
+//! same way), each followed by three ping-pongs of 300 round trips each
+//! (smoke: 30; `hw-pingpong`'s code, two threads), of which the fastest
+//! counts: a new thread may share its parent's core until the scheduler
+//! moves it, and an idle runtime thread still looking for work may take a
+//! core for a moment, and neither says anything about the distance. Nothing
+//! sleeps between the two. Each round prints
 //! `# round<TAB>ns per cycle<TAB>ping-pong round trip in ns`, and the
 //! workload line sums the rounds: ops and hand-outs, and as checksum the
 //! wrapping sum of the rounds' checksums. `cargo xtask perf` sorts the rounds
@@ -562,11 +563,10 @@ fn rounds_by_placement(s: &Sizes, mut round: impl FnMut() -> Outcome) -> Outcome
     let mut total = Outcome::default();
     for _ in 0..s.placement_rounds {
         let out = round();
-        // A runtime's threads, idle now, stop looking for work and sleep;
-        // otherwise one of them could take a core from a ping-pong thread.
-        std::thread::sleep(Duration::from_micros(200));
         // The fastest of three: a new thread may start on its parent's core
-        // and share it until the scheduler moves it, which is no distance.
+        // and share it until the scheduler moves it, and a runtime thread
+        // still looking for work may take a core for a moment; neither is a
+        // distance.
         let round_trip = (0..3)
             .map(|_| hw::pingpong(s.placement_round_trips))
             .map(|ping| ping.elapsed.as_nanos() as f64 / ping.ops as f64)

@@ -364,7 +364,7 @@ pub fn perf(args: &[String]) -> Result {
         let (_, comments) = measure(&rust_bin, &["--by-placement"], "hw-handoff")?;
         handoff_rounds.extend(rounds_of(&comments));
     }
-    let handoff = Handoff::new(&handoff_rounds);
+    let handoff = Rounds::new(&handoff_rounds);
     let took = started.elapsed();
 
     facts.rustc = command_line("rustc", &["--version"]);
@@ -623,12 +623,12 @@ fn median_of(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
-/// One side's rounds of one placement: how many, their median ns per cycle
-/// and median round trip.
+/// One side's rounds of one placement: how many, their median ns per op
+/// (per cycle, or per key for the hand-off) and median round trip.
 #[derive(Clone, Copy, Debug, PartialEq)]
 struct PlacementCell {
     rounds: usize,
-    ns_per_cycle: f64,
+    ns_per_op: f64,
     round_trip_ns: f64,
 }
 
@@ -641,46 +641,54 @@ impl PlacementCell {
         }
         Some(PlacementCell {
             rounds: these.len(),
-            ns_per_cycle: median_of(these.iter().map(|r| r.0).collect()),
+            ns_per_op: median_of(these.iter().map(|r| r.0).collect()),
             round_trip_ns: median_of(these.iter().map(|r| r.1).collect()),
         })
     }
 }
 
-/// One row measured round by round: per placement, Go's and Rust's cells.
+/// One program's `--by-placement` rounds, sorted: near and far, and how
+/// many were left out of how many.
+struct Rounds {
+    /// Near, then far.
+    cells: [Option<PlacementCell>; 2],
+    left_out: usize,
+    total: usize,
+}
+
+impl Rounds {
+    fn new(rounds: &[(f64, f64)]) -> Rounds {
+        Rounds {
+            cells: Placement::BOTH.map(|p| PlacementCell::of(rounds, p)),
+            left_out: rounds.iter().filter(|r| Placement::of(r.1).is_none()).count(),
+            total: rounds.len(),
+        }
+    }
+}
+
+/// One row measured round by round on both sides.
 struct PlacementRow {
     name: &'static str,
-    /// Near, then far: (Go, Rust).
-    cells: [(Option<PlacementCell>, Option<PlacementCell>); 2],
-    /// Rounds left out (Go, Rust): a ping-pong thread waited for a core.
-    left_out: (usize, usize),
-    /// All rounds (Go, Rust).
-    total: (usize, usize),
+    go: Rounds,
+    rust: Rounds,
     floor_locks: f64,
 }
 
 impl PlacementRow {
     fn new(name: &'static str, go: &[(f64, f64)], rust: &[(f64, f64)], floor_locks: f64) -> PlacementRow {
-        let left_out = |rounds: &[(f64, f64)]| rounds.iter().filter(|r| Placement::of(r.1).is_none()).count();
-        PlacementRow {
-            name,
-            cells: Placement::BOTH.map(|p| (PlacementCell::of(go, p), PlacementCell::of(rust, p))),
-            left_out: (left_out(go), left_out(rust)),
-            total: (go.len(), rust.len()),
-            floor_locks,
-        }
+        PlacementRow { name, go: Rounds::new(go), rust: Rounds::new(rust), floor_locks }
     }
 
     fn summary(&self) -> String {
         let cells: Vec<String> = Placement::BOTH
             .iter()
-            .zip(&self.cells)
+            .zip(self.go.cells.iter().zip(&self.rust.cells))
             .map(|(p, (go, rust))| match (go, rust) {
                 (Some(g), Some(r)) => format!(
                     "{}: Go {:.0}, Rust {:.0} ns per cycle ({} and {} rounds)",
                     p.name(),
-                    g.ns_per_cycle,
-                    r.ns_per_cycle,
+                    g.ns_per_op,
+                    r.ns_per_op,
                     g.rounds,
                     r.rounds
                 ),
@@ -691,30 +699,11 @@ impl PlacementRow {
     }
 }
 
-/// `hw-handoff` run round by round (`--by-placement`): what moving a key from
-/// one core to the other costs at each distance.
-struct Handoff {
-    /// Near, then far.
-    cells: [Option<PlacementCell>; 2],
-    left_out: usize,
-    total: usize,
-}
-
-impl Handoff {
-    fn new(rounds: &[(f64, f64)]) -> Handoff {
-        Handoff {
-            cells: Placement::BOTH.map(|p| PlacementCell::of(rounds, p)),
-            left_out: rounds.iter().filter(|r| Placement::of(r.1).is_none()).count(),
-            total: rounds.len(),
-        }
-    }
-}
-
 /// The by-placement table: per row and placement, Go's and Rust's median
 /// cycle, their ratio, and the hardware's price of a cycle there (the
 /// floor's lock pairs and two one-way transfers at that placement's
 /// distance, measured in the same rounds) beside the time 2× Go allows.
-fn placement_report(rows: &[PlacementRow], handoff: &Handoff, hw: &Hardware) -> String {
+fn placement_report(rows: &[PlacementRow], handoff: &Rounds, hw: &Hardware) -> String {
     let mut out = format!(
         "By placement (`--by-placement` on both sides; {PLACEMENT_PROCESSES} processes of each, interleaved): each \
          process runs rounds of 10,000 cycles one at a time, each on a fresh queue with fresh workers, and after \
@@ -729,15 +718,16 @@ fn placement_report(rows: &[PlacementRow], handoff: &Handoff, hw: &Hardware) -> 
     out.push_str("|---|---|---:|---:|---:|---:|---:|---|---:|---:|\n");
     let mut verdicts = Vec::new();
     for r in rows {
-        for ((p, (go, rust)), moved) in Placement::BOTH.iter().zip(&r.cells).zip(&handoff.cells) {
+        let sides = r.go.cells.iter().zip(&r.rust.cells);
+        for ((p, (go, rust)), moved) in Placement::BOTH.iter().zip(sides).zip(&handoff.cells) {
             let (Some(g), Some(u)) = (go, rust) else {
                 out.push_str(&format!("| `{}` | {} | too few rounds | | | | | | | |\n", r.name, p.name()));
                 continue;
             };
             let transfer = u.round_trip_ns / 2.0;
             let hardware = r.floor_locks * hw.lock_ns + 2.0 * transfer;
-            let target = g.ns_per_cycle / 2.0;
-            let ratio = g.ns_per_cycle / u.ns_per_cycle;
+            let target = g.ns_per_op / 2.0;
+            let ratio = g.ns_per_op / u.ns_per_op;
             out.push_str(&format!(
                 "| `{}` | {} | {}, {} | {:.0}, {:.0} ns | {:.0} | {:.0} | {ratio:.2}× | \
                  {:.2} × {:.1} + 2 × {transfer:.1} = {hardware:.0} ns | {} | {target:.0} ns |\n",
@@ -747,26 +737,26 @@ fn placement_report(rows: &[PlacementRow], handoff: &Handoff, hw: &Hardware) -> 
                 u.rounds,
                 g.round_trip_ns,
                 u.round_trip_ns,
-                g.ns_per_cycle,
-                u.ns_per_cycle,
+                g.ns_per_op,
+                u.ns_per_op,
                 r.floor_locks,
                 hw.lock_ns,
-                moved.map_or("too few rounds".to_owned(), |m| format!("{:.0} ns", m.ns_per_cycle)),
+                moved.map_or("too few rounds".to_owned(), |m| format!("{:.0} ns", m.ns_per_op)),
             ));
-            let price = format!("Rust takes {:.2}× that price", u.ns_per_cycle / hardware);
+            let price = format!("Rust takes {:.2}× that price", u.ns_per_op / hardware);
             let streamed = match moved {
-                Some(m) if m.ns_per_cycle <= target => format!(
+                Some(m) if m.ns_per_op <= target => format!(
                     " The hand-off, which streams keys from one core to the other, moved a key in {:.0} ns at \
                      this distance: within what 2× Go allows, so a queue that does not cross the lock for every \
                      key could meet it; Rust takes {:.2}× the hand-off.",
-                    m.ns_per_cycle,
-                    u.ns_per_cycle / m.ns_per_cycle
+                    m.ns_per_op,
+                    u.ns_per_op / m.ns_per_op
                 ),
                 Some(m) => format!(
                     " Even the hand-off, which streams keys from one core to the other, took {:.0} ns per key at \
                      this distance, over what 2× Go allows; Rust takes {:.2}× the hand-off.",
-                    m.ns_per_cycle,
-                    u.ns_per_cycle / m.ns_per_cycle
+                    m.ns_per_op,
+                    u.ns_per_op / m.ns_per_op
                 ),
                 None => String::new(),
             };
@@ -795,7 +785,7 @@ fn placement_report(rows: &[PlacementRow], handoff: &Handoff, hw: &Hardware) -> 
         .map(|r| {
             format!(
                 "`{}`: {} of {} Go rounds and {} of {} Rust rounds",
-                r.name, r.left_out.0, r.total.0, r.left_out.1, r.total.1
+                r.name, r.go.left_out, r.go.total, r.rust.left_out, r.rust.total
             )
         })
         .collect();
@@ -845,9 +835,7 @@ fn floor_locks_of(comments: &[String], name: &str) -> f64 {
 }
 
 fn median(samples: &[Sample]) -> f64 {
-    let mut v: Vec<f64> = samples.iter().map(Sample::ops_per_s).collect();
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
+    median_of(samples.iter().map(Sample::ops_per_s).collect())
 }
 
 /// `12.3 M`, `845 k`, `217` (upstream's slow iterations).
@@ -1178,12 +1166,12 @@ mod tests {
         assert_eq!(Placement::of(200.1), Some(Placement::Far));
         assert_eq!(Placement::of(1_000.1), None);
         let near = PlacementCell::of(&rounds, Placement::Near).unwrap();
-        assert_eq!((near.rounds, near.ns_per_cycle, near.round_trip_ns), (3, 220.0, 75.0));
+        assert_eq!((near.rounds, near.ns_per_op, near.round_trip_ns), (3, 220.0, 75.0));
         let far = PlacementCell::of(&rounds, Placement::Far).unwrap();
-        assert_eq!((far.rounds, far.ns_per_cycle, far.round_trip_ns), (2, 700.0, 420.0));
+        assert_eq!((far.rounds, far.ns_per_op, far.round_trip_ns), (2, 700.0, 420.0));
         let go: Vec<(f64, f64)> = vec![(700.0, 90.0), (760.0, 440.0)];
         let row = PlacementRow::new("cycles-2", &go, &rounds, 3.0);
-        assert_eq!((row.left_out, row.total), ((0, 1), (2, 6)));
+        assert_eq!((row.go.left_out, row.go.total, row.rust.left_out, row.rust.total), (0, 2, 1, 6));
     }
 
     #[test]
@@ -1199,11 +1187,11 @@ mod tests {
         };
         let go = [(700.0, 90.0), (760.0, 440.0)];
         let rust = [(230.0, 75.0), (610.0, 420.0)];
-        let handoff = Handoff::new(&[(60.0, 75.0), (170.0, 420.0), (50.0, 9_000.0)]);
+        let handoff = Rounds::new(&[(60.0, 75.0), (170.0, 420.0), (50.0, 9_000.0)]);
         let text = placement_report(&[PlacementRow::new("cycles-2", &go, &rust, 3.0)], &handoff, &hw);
         let cheaper = Hardware { lock_ns: 1.0, ..hw };
         let closer = [(230.0, 75.0), (610.0, 300.0)];
-        let slow_handoff = Handoff::new(&[(400.0, 300.0)]);
+        let slow_handoff = Rounds::new(&[(400.0, 300.0)]);
         let leaves = placement_report(&[PlacementRow::new("cycles-2", &go, &closer, 3.0)], &slow_handoff, &cheaper);
         // Far: 2 × 150 + 3 = 303 ns against 380: 77 ns left; the hand-off (400 ns) is over it.
         assert!(

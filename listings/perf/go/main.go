@@ -38,9 +38,9 @@
 // --by-placement runs a cycles-N workload round by round: a warm-up round,
 // then 150 rounds (smoke: 3), each on a fresh queue with fresh workers, each
 // followed by the fastest of three ping-pongs of 300 round trips (smoke: 30)
-// between two goroutines locked to their threads. Each
-// round prints "# round<TAB>ns per cycle<TAB>round trip in ns"; the workload
-// line sums the rounds, with the wrapping sum of their checksums.
+// between two goroutines locked to their threads. Each round prints
+// "# round<TAB>ns per cycle<TAB>round trip in ns"; the workload line sums the
+// rounds, with the wrapping sum of their checksums.
 package main
 
 import (

@@ -378,7 +378,7 @@ fn main() -> ExitCode {
             "--workload" => only = args.next(),
             _ => {
                 eprintln!(
-                    "usage: workqueue-perf [--smoke] [--floor] [--workload {}] | [--smoke] --by-placement --workload cycles-N",
+                    "usage: workqueue-perf [--smoke] [--floor] [--workload {}] | [--smoke] --by-placement --workload cycles-N|hw-handoff",
                     WORKLOADS.join("|")
                 );
                 return ExitCode::FAILURE;

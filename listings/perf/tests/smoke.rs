@@ -23,11 +23,22 @@ struct Line {
 const WORKLOADS: [&str; 6] = ["cycles-1", "cycles-2", "cycles-8", "burst", "delaying", "priority"];
 
 fn run(program: &Path, args: &[&str]) -> Vec<Line> {
+    workload_lines(program, args, &output(program, args))
+}
+
+/// What a run at smoke sizes printed, after checking that it succeeded.
+fn output(program: &Path, args: &[&str]) -> String {
     let what = format!("{} {}", program.display(), args.join(" "));
     let out = Command::new(program).args(args).output().unwrap_or_else(|e| panic!("{what}: cannot start: {e}"));
     assert!(out.status.success(), "{what} failed ({}):\n{}", out.status, String::from_utf8_lossy(&out.stderr));
     let stdout = String::from_utf8(out.stdout).expect("UTF-8 output");
     assert!(stdout.contains("sizes=smoke"), "{what} did not run at smoke sizes:\n{stdout}");
+    stdout
+}
+
+/// The workload lines of `stdout`.
+fn workload_lines(program: &Path, args: &[&str], stdout: &str) -> Vec<Line> {
+    let what = format!("{} {}", program.display(), args.join(" "));
     stdout
         .lines()
         .filter(|l| !l.starts_with('#'))
@@ -45,13 +56,10 @@ fn names(lines: &[Line]) -> Vec<&str> {
     lines.iter().map(|l| l.workload.as_str()).collect()
 }
 
-/// The `# round` lines of a `--by-placement` run: ns per cycle and the
-/// ping-pong round trip after the round.
-fn rounds(program: &Path, args: &[&str]) -> Vec<(f64, f64)> {
-    let out = Command::new(program).args(args).output().expect("starts");
-    assert!(out.status.success(), "{} failed:\n{}", program.display(), String::from_utf8_lossy(&out.stderr));
-    String::from_utf8(out.stdout)
-        .expect("UTF-8 output")
+/// The `# round` lines of a `--by-placement` run's `stdout`: ns per op and
+/// the ping-pong round trip after the round.
+fn rounds(stdout: &str) -> Vec<(f64, f64)> {
+    stdout
         .lines()
         .filter_map(|l| l.strip_prefix("# round\t"))
         .map(|l| {
@@ -159,14 +167,16 @@ fn upstream_and_hardware_rows_run() {
 fn both_sides_run_cycles_by_placement() {
     let rust_bin = Path::new(env!("CARGO_BIN_EXE_workqueue-perf"));
     let args = ["--smoke", "--by-placement", "--workload", "cycles-2"];
-    let rust = run(rust_bin, &args);
+    let stdout = output(rust_bin, &args);
+    let rust = workload_lines(rust_bin, &args, &stdout);
     assert_eq!(names(&rust), ["cycles-2"]);
     assert_eq!(rust[0].ops, 3 * 100, "3 smoke rounds of 100 cycles");
     assert_eq!(rust[0].handouts, rust[0].ops);
-    assert_eq!(rounds(rust_bin, &args).len(), 3);
+    assert_eq!(rounds(&stdout).len(), 3);
     let handoff = ["--smoke", "--by-placement", "--workload", "hw-handoff"];
-    assert_eq!(names(&run(rust_bin, &handoff)), ["hw-handoff"]);
-    assert_eq!(rounds(rust_bin, &handoff).len(), 3);
+    let stdout = output(rust_bin, &handoff);
+    assert_eq!(names(&workload_lines(rust_bin, &handoff, &stdout)), ["hw-handoff"]);
+    assert_eq!(rounds(&stdout).len(), 3);
     for wrong in
         [&["--by-placement", "--workload", "burst"][..], &["--by-placement", "--floor", "--workload", "cycles-2"]]
     {
@@ -176,10 +186,11 @@ fn both_sides_run_cycles_by_placement() {
 
     let Some(go) = go_or_skip("both_sides_run_cycles_by_placement") else { return };
     let go_bin = build_go(&go, "both_sides_run_cycles_by_placement");
-    let go = run(&go_bin, &args);
+    let stdout = output(&go_bin, &args);
+    let go = workload_lines(&go_bin, &args, &stdout);
     assert_eq!(names(&go), ["cycles-2"]);
     assert_eq!((go[0].ops, go[0].handouts, &go[0].checksum), (rust[0].ops, rust[0].handouts, &rust[0].checksum));
-    assert_eq!(rounds(&go_bin, &args).len(), 3);
+    assert_eq!(rounds(&stdout).len(), 3);
     let out = Command::new(&go_bin).args(["--by-placement", "--workload", "burst"]).output().expect("starts");
     assert!(!out.status.success(), "the Go side ran --by-placement on burst");
 }

@@ -110,6 +110,13 @@ const NEAR_ROUND_TRIP_NS: f64 = 200.0;
 /// nothing about the distance: its round is left out.
 const FAR_ROUND_TRIP_NS: f64 = 1_000.0;
 
+/// A Rust `cycles` round whose workers made at least this share of its
+/// hand-outs on the runtime thread the producer ran on ran on one core in
+/// turn: the producer adds a round's keys without yielding, so a worker on
+/// its thread runs after the adds. Below it, some worker ran on the other
+/// core beside the adds.
+const ONE_THREAD_SHARE: f64 = 0.9;
+
 /// The hardware's own costs (`workqueue-perf --workload hw-…`).
 const HW: [&str; 6] = ["hw-pingpong", "hw-wake", "hw-atomic", "hw-lock", "hw-lock-contended", "hw-handoff"];
 
@@ -324,9 +331,9 @@ pub fn perf(args: &[String]) -> Result {
         "xtask: perf hardware: one-way transfer {:.1} ns, wake-up {:.0} ns, atomic RMW {:.1} ns, lock pair {:.1} ns, contended {:.1} ns, hand-off {:.1} ns",
         hw.transfer_ns, hw.wake_ns, hw.atomic_ns, hw.lock_ns, hw.lock_contended_ns, hw.handoff_ns
     );
-    let mut placement_rows = Vec::new();
+    let (mut placement_rows, mut thread_rows) = (Vec::new(), Vec::new());
     for name in PLACEMENT_ROWS {
-        let (mut go, mut rust) = (Vec::new(), Vec::new());
+        let (mut go, mut rust, mut rust_threads) = (Vec::new(), Vec::new(), Vec::new());
         for process in 0..PLACEMENT_PROCESSES {
             let order = if process % 2 == 0 { [Side::Go, Side::Rust] } else { [Side::Rust, Side::Go] };
             let mut samples = Vec::new();
@@ -343,7 +350,17 @@ pub fn perf(args: &[String]) -> Result {
                 if side == Side::Go {
                     go.extend(rounds)
                 } else {
-                    rust.extend(rounds)
+                    let threads = thread_rounds_of(&comments);
+                    if threads.len() != rounds.len() {
+                        return Err(format!(
+                            "{} --by-placement --workload {name}: {} of {} `# round` lines say where the workers ran",
+                            bin.display(),
+                            threads.len(),
+                            rounds.len()
+                        ));
+                    }
+                    rust.extend(rounds);
+                    rust_threads.extend(threads);
                 }
                 samples.push(sample);
             }
@@ -358,6 +375,7 @@ pub fn perf(args: &[String]) -> Result {
         let row = PlacementRow::new(name, &go, &rust, floor_locks);
         eprintln!("xtask: perf {name} by placement: {}", row.summary());
         placement_rows.push(row);
+        thread_rows.push(ThreadRow::new(name, &go, &rust_threads));
     }
     let mut handoff_rounds = Vec::new();
     for _ in 0..PLACEMENT_PROCESSES {
@@ -365,14 +383,16 @@ pub fn perf(args: &[String]) -> Result {
         handoff_rounds.extend(rounds_of(&comments));
     }
     let handoff = Rounds::new(&handoff_rounds);
+    let handoff_kept = kept_median(&handoff_rounds);
     let took = started.elapsed();
 
     facts.rustc = command_line("rustc", &["--version"]);
     let report = format!(
-        "{}\n{}\n{}\n{}",
+        "{}\n{}\n{}\n{}\n{}",
         report(&rows, &facts),
         hardware_report(&rows, &hw),
         placement_report(&placement_rows, &handoff, &hw),
+        threads_report(&thread_rows, handoff_kept),
         lock_report(&rows, &hw)
     );
     println!("{report}");
@@ -615,6 +635,135 @@ fn rounds_of(comments: &[String]) -> Vec<(f64, f64)> {
             Some((f.next()?.parse().ok()?, f.next()?.parse().ok()?))
         })
         .collect()
+}
+
+/// The `# round<TAB>ns<TAB>round trip<TAB>share` lines of a Rust
+/// `--by-placement` run of `cycles-N`: ns per cycle, round trip, and the
+/// share of the hand-outs made on the producer's thread.
+fn thread_rounds_of(comments: &[String]) -> Vec<(f64, f64, f64)> {
+    comments
+        .iter()
+        .filter_map(|l| {
+            let mut f = l.strip_prefix("# round\t")?.split('\t');
+            Some((f.next()?.parse().ok()?, f.next()?.parse().ok()?, f.next()?.parse().ok()?))
+        })
+        .collect()
+}
+
+/// How many of some rounds were kept (a round trip up to
+/// [`FAR_ROUND_TRIP_NS`]), and their median ns per op; `None` if none was.
+fn kept_median(rounds: &[(f64, f64)]) -> Option<(usize, f64)> {
+    let kept: Vec<f64> = rounds.iter().filter(|r| Placement::of(r.1).is_some()).map(|r| r.0).collect();
+    (!kept.is_empty()).then(|| (kept.len(), median_of(kept)))
+}
+
+/// Where the workers of a Rust `cycles` round ran (see [`ONE_THREAD_SHARE`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Threads {
+    /// On the producer's thread: one core did the adds, then the hand-outs.
+    One,
+    /// At least partly on the other thread, beside the adds.
+    Both,
+}
+
+impl Threads {
+    const ALL: [Threads; 2] = [Threads::One, Threads::Both];
+
+    fn of(share: f64) -> Threads {
+        if share >= ONE_THREAD_SHARE { Threads::One } else { Threads::Both }
+    }
+
+    fn name(self) -> &'static str {
+        match self {
+            Threads::One => "after the adds, on the producer's thread",
+            Threads::Both => "beside the adds, on the other core",
+        }
+    }
+}
+
+/// One row's rounds sorted by where Rust's workers ran, beside all of Go's
+/// (kept rounds only, as in the by-placement table).
+struct ThreadRow {
+    name: &'static str,
+    /// Go's kept rounds and their median ns per cycle.
+    go: Option<(usize, f64)>,
+    /// Rust's kept rounds of each kind ([`Threads::ALL`]'s order) and their
+    /// median.
+    rust: [Option<(usize, f64)>; 2],
+    rust_kept: usize,
+}
+
+impl ThreadRow {
+    fn new(name: &'static str, go: &[(f64, f64)], rust: &[(f64, f64, f64)]) -> ThreadRow {
+        let kept: Vec<(f64, f64, f64)> = rust.iter().copied().filter(|r| Placement::of(r.1).is_some()).collect();
+        let of = |kind: Threads| {
+            let these: Vec<(f64, f64)> = kept.iter().filter(|r| Threads::of(r.2) == kind).map(|r| (r.0, r.1)).collect();
+            kept_median(&these)
+        };
+        ThreadRow { name, go: kept_median(go), rust: Threads::ALL.map(of), rust_kept: kept.len() }
+    }
+}
+
+/// The by-thread table: Rust's rounds of each row, sorted by where the
+/// workers ran, against Go's rounds and the hand-off.
+fn threads_report(rows: &[ThreadRow], handoff: Option<(usize, f64)>) -> String {
+    let mut out = format!(
+        "By thread (the Rust rounds of the by-placement measurement, kept ones only): each Rust round also \
+         counts the hand-outs its workers made on the runtime thread the producer ran on. The producer adds a \
+         round's 10,000 keys without yielding, so a worker on its thread runs after the adds, and one core does \
+         everything in turn; a worker on the other thread runs beside the adds, and every line a cycle touches \
+         (the lock, the queue's state, the key's table slot, FIFO slot and `Arc` count) crosses between the \
+         cores. tokio decides which, round by round. A round with at least {:.0}% of its hand-outs on the \
+         producer's thread counts as the first kind. Go's rounds are not sorted: its scheduler does not say \
+         where a goroutine ran.\n\n",
+        ONE_THREAD_SHARE * 100.0
+    );
+    out.push_str(
+        "| workload | Rust's workers ran | Rust rounds | Rust ns/cycle | Go ns/cycle (all rounds) | Rust/Go | \
+         hand-off per key | 2× Go allows |\n",
+    );
+    out.push_str("|---|---|---:|---:|---:|---:|---:|---:|\n");
+    let handoff_cell = handoff.map_or("too few rounds".to_owned(), |(_, ns)| format!("{ns:.0} ns"));
+    let mut verdicts = Vec::new();
+    for r in rows {
+        for (kind, rust) in Threads::ALL.iter().zip(&r.rust) {
+            let (Some((rounds, u)), Some((_, g))) = (rust, r.go) else {
+                out.push_str(&format!("| `{}` | {} | 0 of {} | | | | | |\n", r.name, kind.name(), r.rust_kept));
+                continue;
+            };
+            let (ratio, target) = (g / u, g / 2.0);
+            out.push_str(&format!(
+                "| `{}` | {} | {rounds} of {} | {u:.0} | {g:.0} | {ratio:.2}× | {handoff_cell} | {target:.0} ns |\n",
+                r.name,
+                kind.name(),
+                r.rust_kept
+            ));
+            let verdict = if ratio >= 2.0 {
+                format!("met ({ratio:.2}×).")
+            } else {
+                let hand_off = match (kind, handoff) {
+                    (Threads::Both, Some((_, h))) => format!(
+                        " The hand-off, the least a deduplicating queue does with a key that one thread adds and \
+                         the other takes, took {h:.0} ns per key, {} the {target:.0} ns that 2× Go allows; Rust \
+                         takes {:.2}× the hand-off.",
+                        if h <= target { "within" } else { "over" },
+                        u / h
+                    ),
+                    _ => String::new(),
+                };
+                format!("not met ({ratio:.2}×).{hand_off}")
+            };
+            verdicts.push(format!(
+                "* `{}`, workers {} ({rounds} of {} rounds): 2× Go {verdict}\n",
+                r.name,
+                kind.name(),
+                r.rust_kept
+            ));
+        }
+    }
+    out.push('\n');
+    out.push_str(&verdicts.concat());
+    out
 }
 
 /// The median of some numbers (the upper one of an even count).
@@ -1216,6 +1365,47 @@ mod tests {
             ),
             "{text}"
         );
+    }
+
+    #[test]
+    fn rounds_are_sorted_by_where_the_workers_ran() {
+        let comments: Vec<String> =
+            ["# round\t110.0\t120.0\t1.000", "# round\t530.0\t118.0\t0.049", "# round\t90.0\t5000.0\t1.000"]
+                .map(str::to_owned)
+                .to_vec();
+        let rust = thread_rounds_of(&comments);
+        assert_eq!(rust, [(110.0, 120.0, 1.0), (530.0, 118.0, 0.049), (90.0, 5000.0, 1.0)]);
+        // Go's lines have no share, and are not read as such.
+        assert!(thread_rounds_of(&["# round\t300.0\t120.0".to_owned()]).is_empty());
+        assert_eq!((Threads::of(0.9), Threads::of(0.899)), (Threads::One, Threads::Both));
+        assert_eq!(kept_median(&[(1.0, 50.0), (3.0, 900.0), (2.0, 1_500.0)]), Some((2, 3.0)));
+        assert_eq!(kept_median(&[(2.0, 1_500.0)]), None);
+
+        let go = [(340.0, 120.0), (350.0, 125.0), (10.0, 9_000.0)];
+        let row = ThreadRow::new("cycles-2", &go, &rust);
+        // The left-out Rust round (a 5,000 ns round trip) counts nowhere.
+        assert_eq!((row.go, row.rust, row.rust_kept), (Some((2, 350.0)), [Some((1, 110.0)), Some((1, 530.0))], 2));
+        let text = threads_report(&[row], Some((10, 135.0)));
+        assert!(
+            text.contains("| `cycles-2` | after the adds, on the producer's thread | 1 of 2 | 110 | 350 | 3.18× | 135 ns | 175 ns |"),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "* `cycles-2`, workers after the adds, on the producer's thread (1 of 2 rounds): 2× Go met (3.18×).\n"
+            ),
+            "{text}"
+        );
+        assert!(
+            text.contains(
+                "* `cycles-2`, workers beside the adds, on the other core (1 of 2 rounds): 2× Go not met (0.66×). The \
+                 hand-off, the least a deduplicating queue does with a key that one thread adds and the other \
+                 takes, took 135 ns per key, within the 175 ns that 2× Go allows; Rust takes 3.93× the hand-off.\n"
+            ),
+            "{text}"
+        );
+        let none = threads_report(&[ThreadRow::new("cycles-8", &go, &rust[..1])], None);
+        assert!(none.contains("| `cycles-8` | beside the adds, on the other core | 0 of 1 | | | | | |"), "{none}");
     }
 
     #[test]

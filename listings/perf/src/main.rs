@@ -101,11 +101,19 @@
 //! moves it, and an idle runtime thread still looking for work may take a
 //! core for a moment, and neither says anything about the distance. Nothing
 //! sleeps between the two. Each round prints
-//! `# round<TAB>ns per cycle<TAB>ping-pong round trip in ns`, and the
-//! workload line sums the rounds: ops and hand-outs, and as checksum the
-//! wrapping sum of the rounds' checksums. `cargo xtask perf` sorts the rounds
-//! of both sides by the round trip measured after them, and compares Go with
-//! Rust within each kind of placement. `hw-handoff` runs the same way (Rust
+//! `# round<TAB>ns per cycle<TAB>ping-pong round trip in ns<TAB>share`, where
+//! `share` (Rust only; Go's scheduler does not say where a goroutine ran) is
+//! the fraction of the round's hand-outs that a worker made on the runtime
+//! thread the producer ran on. The producer adds a round's 10,000 keys
+//! without yielding, so a worker on its thread runs after the adds, one core
+//! doing everything in turn, while a worker on the other thread runs beside
+//! the adds, and every line the two touch crosses between the cores. tokio
+//! decides which; it varies from round to round, and often holds for a
+//! whole process. The workload line sums the rounds: ops and hand-outs, and
+//! as checksum the wrapping sum of the rounds' checksums. `cargo xtask perf`
+//! sorts the rounds of both sides by the round trip measured after them,
+//! and compares Go with Rust within each kind of placement; and it sorts the
+//! Rust rounds by their share. `hw-handoff` runs the same way (Rust
 //! only), each round a hand-off of 10,000 keys (smoke: 100), so that the
 //! table can say what moving a key costs the hardware at each distance.
 //!
@@ -427,7 +435,7 @@ fn main() -> ExitCode {
             );
             out
         } else if by_placement && name == "hw-handoff" {
-            rounds_by_placement(&sizes, || hw::handoff(sizes.placement_handoff_keys))
+            rounds_by_placement(&sizes, || (hw::handoff(sizes.placement_handoff_keys), None))
         } else if by_placement {
             cycles_by_placement(workers_of(name), &sizes, &keys)
         } else {
@@ -492,12 +500,28 @@ impl Progress {
 fn cycles(workers: usize, s: &Sizes, keys: &[Key]) -> Outcome {
     let rt = multi_thread_runtime();
     let keys: Arc<[Key]> = keys.into();
-    cycles_run(&rt, workers, &keys, 1);
-    cycles_run(&rt, workers, &keys, s.cycle_rounds)
+    cycles_run(&rt, workers, &keys, 1, false);
+    cycles_run(&rt, workers, &keys, s.cycle_rounds, false).0
 }
 
-fn cycles_run(rt: &Runtime, workers: usize, keys: &Arc<[Key]>, rounds: u64) -> Outcome {
+thread_local! {
+    /// The tag of the `cycles` round whose producer runs on this thread (0:
+    /// none), so that a worker can tell whether it runs where the producer
+    /// does.
+    static PRODUCER_HERE: std::cell::Cell<u64> = const { std::cell::Cell::new(0) };
+}
+
+/// Tags of `cycles` rounds, one per round that counts where its workers ran.
+static ROUND_TAGS: AtomicU64 = AtomicU64::new(0);
+
+/// One `cycles` run. With `where_run`, the workers also count the hand-outs
+/// they made on the runtime thread the producer runs on, returned beside the
+/// outcome (0 without): the producer never yields while it adds a round's
+/// keys, so a worker on its thread runs only after the adds, one core doing
+/// everything in turn, where a worker on the other thread runs beside them.
+fn cycles_run(rt: &Runtime, workers: usize, keys: &Arc<[Key]>, rounds: u64, where_run: bool) -> (Outcome, u64) {
     let n = keys.len() as u64;
+    let tag = if where_run { ROUND_TAGS.fetch_add(1, Ordering::Relaxed) + 1 } else { 0 };
     let ordered = workers == 1;
     let q: Queue<Key> = Queue::new();
     let progress = Arc::new(Progress { handed: AtomicU64::new(0), per_round: n, round_done: Notify::new() });
@@ -507,20 +531,25 @@ fn cycles_run(rt: &Runtime, workers: usize, keys: &Arc<[Key]>, rounds: u64) -> O
                 let (q, progress) = (q.clone(), progress.clone());
                 tokio::spawn(async move {
                     let mut sum = Checksum::new(ordered);
-                    let mut count = 0u64;
+                    let (mut count, mut beside_producer) = (0u64, 0u64);
                     while let Some(key) = q.get().await {
                         sum.add(&key);
                         q.done(&key);
                         count += 1;
+                        if where_run && PRODUCER_HERE.get() == tag {
+                            beside_producer += 1;
+                        }
                         progress.handed_one();
                     }
-                    (count, sum)
+                    (count, sum, beside_producer)
                 })
             })
             .collect();
         let producer = tokio::spawn({
             let (q, keys, progress) = (q.clone(), keys.clone(), progress.clone());
             async move {
+                // This thread is the producer's until the task next yields.
+                PRODUCER_HERE.set(tag);
                 let start = Instant::now();
                 for round in 1..=rounds {
                     for key in keys.iter() {
@@ -534,14 +563,15 @@ fn cycles_run(rt: &Runtime, workers: usize, keys: &Arc<[Key]>, rounds: u64) -> O
             }
         });
         let elapsed = producer.await.expect("the producer");
-        let mut handouts = 0;
+        let (mut handouts, mut on_producer_thread) = (0, 0);
         let mut checksum = Checksum::new(ordered);
         for handle in handles {
-            let (count, sum) = handle.await.expect("a worker");
+            let (count, sum, beside_producer) = handle.await.expect("a worker");
             handouts += count;
+            on_producer_thread += beside_producer;
             if ordered { checksum = sum } else { checksum.merge(sum) }
         }
-        Outcome { ops: rounds * n, elapsed, handouts, checksum: checksum.value }
+        (Outcome { ops: rounds * n, elapsed, handouts, checksum: checksum.value }, on_producer_thread)
     })
 }
 
@@ -551,18 +581,22 @@ fn cycles_run(rt: &Runtime, workers: usize, keys: &Arc<[Key]>, rounds: u64) -> O
 fn cycles_by_placement(workers: usize, s: &Sizes, keys: &[Key]) -> Outcome {
     let rt = multi_thread_runtime();
     let keys: Arc<[Key]> = keys.into();
-    cycles_run(&rt, workers, &keys, 1);
-    rounds_by_placement(s, || cycles_run(&rt, workers, &keys, 1))
+    cycles_run(&rt, workers, &keys, 1, false);
+    rounds_by_placement(s, || {
+        let (out, on_producer_thread) = cycles_run(&rt, workers, &keys, 1, true);
+        (out, Some(on_producer_thread))
+    })
 }
 
 /// Runs `round` [`Sizes::placement_rounds`] times, printing after each its
-/// ns per op and the ping-pong round trip measured right after it, and
-/// returns the rounds' sum (ops, time, hand-outs, and the wrapping sum of
-/// their checksums).
-fn rounds_by_placement(s: &Sizes, mut round: impl FnMut() -> Outcome) -> Outcome {
+/// ns per op, the ping-pong round trip measured right after it and, when
+/// `round` counted them, the share of its hand-outs made on the producer's
+/// thread; returns the rounds' sum (ops, time, hand-outs, and the wrapping
+/// sum of their checksums).
+fn rounds_by_placement(s: &Sizes, mut round: impl FnMut() -> (Outcome, Option<u64>)) -> Outcome {
     let mut total = Outcome::default();
     for _ in 0..s.placement_rounds {
-        let out = round();
+        let (out, on_producer_thread) = round();
         // The fastest of three: a new thread may start on its parent's core
         // and share it until the scheduler moves it, and a runtime thread
         // still looking for work may take a core for a moment; neither is a
@@ -571,7 +605,11 @@ fn rounds_by_placement(s: &Sizes, mut round: impl FnMut() -> Outcome) -> Outcome
             .map(|_| hw::pingpong(s.placement_round_trips))
             .map(|ping| ping.elapsed.as_nanos() as f64 / ping.ops as f64)
             .fold(f64::INFINITY, f64::min);
-        println!("# round\t{:.1}\t{round_trip:.1}", out.elapsed.as_nanos() as f64 / out.ops as f64);
+        let ns_per_op = out.elapsed.as_nanos() as f64 / out.ops as f64;
+        match on_producer_thread {
+            Some(on) => println!("# round\t{ns_per_op:.1}\t{round_trip:.1}\t{:.3}", on as f64 / out.handouts as f64),
+            None => println!("# round\t{ns_per_op:.1}\t{round_trip:.1}"),
+        }
         total.absorb(out);
         total.checksum = total.checksum.wrapping_add(out.checksum);
     }

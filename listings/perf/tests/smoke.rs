@@ -58,15 +58,20 @@ fn names(lines: &[Line]) -> Vec<&str> {
 
 /// The `# round` lines of a `--by-placement` run's `stdout`: ns per op and
 /// the ping-pong round trip after the round.
-fn rounds(stdout: &str) -> Vec<(f64, f64)> {
+/// The `# round` lines: ns per op, round trip and, where the run counted it,
+/// the share of hand-outs made on the producer's thread.
+fn rounds(stdout: &str) -> Vec<(f64, f64, Option<f64>)> {
     stdout
         .lines()
         .filter_map(|l| l.strip_prefix("# round\t"))
         .map(|l| {
             let f: Vec<f64> = l.split('\t').map(|x| x.parse().expect("a number")).collect();
-            assert_eq!(f.len(), 2, "not `# round<TAB>ns per cycle<TAB>round trip`: {l:?}");
+            assert!(f.len() == 2 || f.len() == 3, "not `# round<TAB>ns per cycle<TAB>round trip[<TAB>share]`: {l:?}");
             assert!(f[0] > 0.0 && f[1] > 0.0, "a round without time: {l:?}");
-            (f[0], f[1])
+            if let Some(&share) = f.get(2) {
+                assert!((0.0..=1.0).contains(&share), "a share out of 0-1: {l:?}");
+            }
+            (f[0], f[1], f.get(2).copied())
         })
         .collect()
 }
@@ -161,8 +166,10 @@ fn upstream_and_hardware_rows_run() {
 }
 
 /// `--by-placement` runs a cycles workload round by round on both sides: as
-/// many rounds, each with its time and a round trip, and in sum the same
-/// work as each other; and the hand-off row the same way on the Rust side.
+/// many rounds, each with its time and a round trip (and on the Rust side
+/// the share of hand-outs made on the producer's thread), and in sum the
+/// same work as each other; and the hand-off row the same way on the Rust
+/// side.
 #[test]
 fn both_sides_run_cycles_by_placement() {
     let rust_bin = Path::new(env!("CARGO_BIN_EXE_workqueue-perf"));
@@ -172,11 +179,15 @@ fn both_sides_run_cycles_by_placement() {
     assert_eq!(names(&rust), ["cycles-2"]);
     assert_eq!(rust[0].ops, 3 * 100, "3 smoke rounds of 100 cycles");
     assert_eq!(rust[0].handouts, rust[0].ops);
-    assert_eq!(rounds(&stdout).len(), 3);
+    let rust_rounds = rounds(&stdout);
+    assert_eq!(rust_rounds.len(), 3);
+    assert!(rust_rounds.iter().all(|r| r.2.is_some()), "a Rust cycles round that does not say where its workers ran");
     let handoff = ["--smoke", "--by-placement", "--workload", "hw-handoff"];
     let stdout = output(rust_bin, &handoff);
     assert_eq!(names(&workload_lines(rust_bin, &handoff, &stdout)), ["hw-handoff"]);
-    assert_eq!(rounds(&stdout).len(), 3);
+    let handoff_rounds = rounds(&stdout);
+    assert_eq!(handoff_rounds.len(), 3);
+    assert!(handoff_rounds.iter().all(|r| r.2.is_none()), "the hand-off has no producer's thread");
     for wrong in
         [&["--by-placement", "--workload", "burst"][..], &["--by-placement", "--floor", "--workload", "cycles-2"]]
     {
@@ -190,7 +201,9 @@ fn both_sides_run_cycles_by_placement() {
     let go = workload_lines(&go_bin, &args, &stdout);
     assert_eq!(names(&go), ["cycles-2"]);
     assert_eq!((go[0].ops, go[0].handouts, &go[0].checksum), (rust[0].ops, rust[0].handouts, &rust[0].checksum));
-    assert_eq!(rounds(&stdout).len(), 3);
+    let go_rounds = rounds(&stdout);
+    assert_eq!(go_rounds.len(), 3);
+    assert!(go_rounds.iter().all(|r| r.2.is_none()), "Go cannot say where a goroutine ran");
     let out = Command::new(&go_bin).args(["--by-placement", "--workload", "burst"]).output().expect("starts");
     assert!(!out.status.success(), "the Go side ran --by-placement on burst");
 }

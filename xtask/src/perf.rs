@@ -971,8 +971,8 @@ fn lock_report(rows: &[Row], hw: &Hardware) -> String {
     }
     format!(
         "The queues' lock in the Rust runs: each run's ns per op, fastest first, with how many times in that run \
-         a `lock` spun to the end and went on to `std`'s lock, which sleeps if the lock is still held after its own \
-         short spin (a sleep and its wake-up cost {:.0} ns here): {}.\n",
+         a `lock` spun to the end of its back-off and went on to yield its thread, and then to nap if the lock \
+         stayed held (its holder had lost its core; a sleeping thread's wake-up costs {:.0} ns here): {}.\n",
         hw.wake_ns,
         lines.join("; ")
     )

@@ -171,9 +171,9 @@ struct Pending<T> {
 ///
 /// Aligned to 128 bytes (two cache lines: the adjacent-line prefetcher moves
 /// them in pairs), so that no other data shares its lines; in particular not
-/// the lock's own word, which a waiting thread keeps trying (each try a
-/// compare-and-swap, which takes the line from the holder's core) while the
-/// holder works here.
+/// the lock's own word, which a waiting thread keeps reading (each read
+/// pulls a copy of the line to the waiter's core, and the holder's next write
+/// there must take it back) while the holder works here.
 #[repr(align(128))]
 struct State<T> {
     items: HashMap<T, Entry>,

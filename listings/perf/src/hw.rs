@@ -13,8 +13,8 @@
 //! * `hw-atomic`: one thread, `fetch_add` on an `AtomicU64` nobody else
 //!   touches. ops = read-modify-writes (an `Arc` clone or drop is one).
 //! * `hw-lock`: one thread, lock and unlock of an uncontended
-//!   `faithful_workqueue::sync::Mutex<u64>` (the queues' lock: `std`'s mutex
-//!   taken by a short spin before it sleeps), incrementing under it.
+//!   `faithful_workqueue::sync::Mutex<u64>` (the queues' lock: a spin lock
+//!   released by a plain store), incrementing under it.
 //!   ops = lock/unlock pairs.
 //! * `hw-lock-contended`: two threads do the same on one shared mutex.
 //!   ops = lock/unlock pairs of both threads together.

@@ -26,8 +26,9 @@
 //! `handouts` the number of items `get` handed out, and `checksum` 16 hex
 //! digits (below). The floor prints `0` for both, and one `# floor` line per
 //! workload with the operations it did per op. Both print a `# lock` line
-//! with how many times the queues' lock stopped spinning and went to `std`'s
-//! sleeping lock so far in the process (`faithful_workqueue::sync::fallbacks`).
+//! with how many times the queues' lock spun to the end of its back-off and
+//! went on to yield its thread, so far in the process
+//! (`faithful_workqueue::sync::fallbacks`).
 //!
 //! # The workloads (identical on both sides)
 //!
@@ -645,7 +646,7 @@ struct FloorInner {
 }
 
 impl FloorInner {
-    fn lock(&self) -> std::sync::MutexGuard<'_, FloorQueue> {
+    fn lock(&self) -> faithful_workqueue::sync::MutexGuard<'_, FloorQueue> {
         self.state.lock().unwrap()
     }
 }

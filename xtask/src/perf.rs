@@ -117,6 +117,11 @@ const FAR_ROUND_TRIP_NS: f64 = 1_000.0;
 /// core beside the adds.
 const ONE_THREAD_SHARE: f64 = 0.9;
 
+/// The rows measured again with keys that have no reference count
+/// (`workqueue-perf` built with `--features count-free-keys`), beside the
+/// same rows with `SharedKey`, to show what the count costs.
+const COUNT_FREE_ROWS: [&str; 3] = ["cycles-1", "cycles-2", "queue"];
+
 /// The hardware's own costs (`workqueue-perf --workload hw-…`).
 const HW: [&str; 6] = ["hw-pingpong", "hw-wake", "hw-atomic", "hw-lock", "hw-lock-contended", "hw-handoff"];
 
@@ -211,6 +216,7 @@ pub fn perf(args: &[String]) -> Result {
         }
     }
     let rust_bin = build_rust()?;
+    let count_free_bin = build_rust_count_free()?;
     let go_bin = build_go()?;
     let go_tests = build_go_tests()?;
 
@@ -306,6 +312,30 @@ pub fn perf(args: &[String]) -> Result {
         eprintln!("xtask: perf {name} ({bench}): Go {}, Rust {} ops/s (medians of {REPS})", si(row.go), si(row.rust));
         rows.push(row);
     }
+    let mut count_free_rows = Vec::new();
+    for name in COUNT_FREE_ROWS {
+        let (mut shared, mut count_free) = (Vec::new(), Vec::new());
+        for rep in 0..REPS {
+            let order = if rep % 2 == 0 { [&rust_bin, &count_free_bin] } else { [&count_free_bin, &rust_bin] };
+            for bin in order {
+                let sample = measure(bin, &[], name)?.0;
+                if bin == &rust_bin { shared.push(sample) } else { count_free.push(sample) }
+            }
+        }
+        for (a, b) in shared.iter().zip(&count_free) {
+            if (a.ops, a.handouts, &a.checksum) != (b.ops, b.handouts, &b.checksum) {
+                mismatches.push(format!("{name}: with SharedKey keys Rust did {a:?}, with count-free keys {b:?}"));
+            }
+        }
+        let go = rows.iter().find(|r| r.name == name).expect("a measured row").go;
+        let row = CountFreeRow { name, go, shared: median(&shared), count_free: median(&count_free) };
+        eprintln!(
+            "xtask: perf {name} with count-free keys: {} ops/s, against {} with SharedKey",
+            si(row.count_free),
+            si(row.shared)
+        );
+        count_free_rows.push(row);
+    }
     let mut hw_samples: Vec<Vec<Sample>> = vec![Vec::new(); HW.len()];
     for rep in 0..REPS {
         for k in 0..HW.len() {
@@ -388,11 +418,12 @@ pub fn perf(args: &[String]) -> Result {
 
     facts.rustc = command_line("rustc", &["--version"]);
     let report = format!(
-        "{}\n{}\n{}\n{}\n{}",
+        "{}\n{}\n{}\n{}\n{}\n{}",
         report(&rows, &facts),
         hardware_report(&rows, &hw),
         placement_report(&placement_rows, &handoff, &hw),
         threads_report(&thread_rows, handoff_kept),
+        count_free_report(&count_free_rows, &hw),
         lock_report(&rows, &hw)
     );
     println!("{report}");
@@ -415,9 +446,22 @@ pub fn perf(args: &[String]) -> Result {
 /// `cargo build --release --locked -p workqueue-perf`, returning the binary
 /// cargo reports (wherever the target directory is).
 fn build_rust() -> Result<PathBuf> {
-    eprintln!("xtask: cargo build --release --locked -p workqueue-perf");
+    build_rust_with(&[])
+}
+
+/// [`build_rust`] with `--features count-free-keys`, in a target directory
+/// of its own (`target/perf-count-free-keys`), so that the two binaries do
+/// not overwrite each other.
+fn build_rust_count_free() -> Result<PathBuf> {
+    let dir = root().join("target/perf-count-free-keys");
+    build_rust_with(&["--features", "count-free-keys", "--target-dir", &dir.display().to_string()])
+}
+
+fn build_rust_with(extra: &[&str]) -> Result<PathBuf> {
+    eprintln!("xtask: cargo build --release --locked -p workqueue-perf {}", extra.join(" "));
     let out = cargo()
         .args(["build", "--release", "--locked", "-p", "workqueue-perf", "--message-format=json-render-diagnostics"])
+        .args(extra)
         .stderr(Stdio::inherit())
         .output()
         .map_err(|e| format!("cargo build: {e}"))?;
@@ -764,6 +808,55 @@ fn threads_report(rows: &[ThreadRow], handoff: Option<(usize, f64)>) -> String {
     out.push('\n');
     out.push_str(&verdicts.concat());
     out
+}
+
+/// A row measured with `SharedKey` keys and with keys without a count.
+struct CountFreeRow {
+    name: &'static str,
+    /// Go's median ops/s, from the row's own measurement.
+    go: f64,
+    /// Rust's median ops/s with `SharedKey`, and with count-free keys,
+    /// measured interleaved.
+    shared: f64,
+    count_free: f64,
+}
+
+/// What the keys' reference count costs: the rows of [`COUNT_FREE_ROWS`]
+/// with both kinds of keys, against Go.
+fn count_free_report(rows: &[CountFreeRow], hw: &Hardware) -> String {
+    let mut out = format!(
+        "What the keys' reference count costs (`workqueue-perf` built with `--features count-free-keys`: the same \
+         workloads with each key a string leaked once and copied as a plain `&'static str`, with no count to \
+         clone or drop, as Go copies a string header; {REPS} runs of each build, interleaved; a measurement, not \
+         a recommendation: a controller whose objects come and go cannot leak its keys). An add+get+done cycle \
+         on a `SharedKey` clones it twice and drops it twice, four atomic read-modify-writes ({:.1} ns each \
+         here, alone).\n\n",
+        hw.atomic_ns
+    );
+    out.push_str(
+        "| workload | Go ns/op | Rust ns/op, `SharedKey` | Rust ns/op, count-free keys | the count's cost | \
+         Rust/Go, `SharedKey` | Rust/Go, count-free |\n",
+    );
+    out.push_str("|---|---:|---:|---:|---:|---:|---:|\n");
+    for r in rows {
+        let ns = |ops_per_s: f64| 1e9 / ops_per_s;
+        out.push_str(&format!(
+            "| `{}` | {} | {} | {} | {} | {:.2}× | {:.2}× |\n",
+            r.name,
+            ns_text(ns(r.go)),
+            ns_text(ns(r.shared)),
+            ns_text(ns(r.count_free)),
+            ns_text(ns(r.shared) - ns(r.count_free)),
+            r.shared / r.go,
+            r.count_free / r.go
+        ));
+    }
+    out
+}
+
+/// A time in ns, or in µs from 1 µs on.
+fn ns_text(ns: f64) -> String {
+    if ns.abs() >= 1_000.0 { format!("{:.1} µs", ns / 1_000.0) } else { format!("{ns:.1} ns") }
 }
 
 /// The median of some numbers (the upper one of an even count).
@@ -1406,6 +1499,28 @@ mod tests {
         );
         let none = threads_report(&[ThreadRow::new("cycles-8", &go, &rust[..1])], None);
         assert!(none.contains("| `cycles-8` | beside the adds, on the other core | 0 of 1 | | | | | |"), "{none}");
+    }
+
+    #[test]
+    fn the_count_free_table_shows_what_the_count_costs() {
+        let hw = Hardware {
+            transfer_ns: 60.0,
+            transfer_range_ns: (60.0, 70.0),
+            wake_ns: 13_000.0,
+            atomic_ns: 9.1,
+            lock_ns: 8.0,
+            lock_contended_ns: 20.0,
+            handoff_ns: 45.0,
+        };
+        // ns per op: Go 317, SharedKey 169, count-free 126; queue in µs.
+        let rows = [
+            CountFreeRow { name: "cycles-2", go: 1e9 / 317.0, shared: 1e9 / 169.0, count_free: 1e9 / 126.0 },
+            CountFreeRow { name: "queue", go: 1e9 / 15_900.0, shared: 1e9 / 9_100.0, count_free: 1e9 / 4_600.0 },
+        ];
+        let text = count_free_report(&rows, &hw);
+        assert!(text.contains("four atomic read-modify-writes (9.1 ns each here, alone)"), "{text}");
+        assert!(text.contains("| `cycles-2` | 317.0 ns | 169.0 ns | 126.0 ns | 43.0 ns | 1.88× | 2.52× |"), "{text}");
+        assert!(text.contains("| `queue` | 15.9 µs | 9.1 µs | 4.6 µs | 4.5 µs | 1.75× | 3.46× |"), "{text}");
     }
 
     #[test]

@@ -200,7 +200,31 @@ use tokio::sync::Notify;
 
 /// A queue key: the crate's string key, which compares by address first
 /// as a Go string does.
+#[cfg(not(feature = "count-free-keys"))]
 type Key = faithful_workqueue::key::SharedKey;
+
+/// With `--features count-free-keys`: a string leaked once and copied as a
+/// plain reference, with no reference count to clone or drop, as Go copies
+/// a string header. `cargo xtask perf` measures some rows with it to show
+/// what the count costs; a controller whose objects come and go could not
+/// leak its keys, so this is a measurement, not a recommendation.
+#[cfg(feature = "count-free-keys")]
+type Key = &'static str;
+
+/// The name of the key type, for the `# rust` line.
+const KEYS: &str = if cfg!(feature = "count-free-keys") { "count-free" } else { "SharedKey" };
+
+/// A key holding `name`.
+#[cfg(not(feature = "count-free-keys"))]
+fn key(name: String) -> Key {
+    Key::from(name)
+}
+
+/// A key holding `name`: leaked, to live as long as the process.
+#[cfg(feature = "count-free-keys")]
+fn key(name: String) -> Key {
+    Box::leak(name.into_boxed_str())
+}
 
 /// The seed of every workload's SplitMix64 (the Go side uses the same).
 pub const SEED: u64 = 0x5EED;
@@ -307,7 +331,9 @@ impl Checksum {
         Self { ordered, value: if ordered { FNV_OFFSET } else { 0 } }
     }
 
-    fn add(&mut self, key: &str) {
+    /// Folds in a key (a `&Key` with either kind of key).
+    fn add(&mut self, key: &impl AsRef<str>) {
+        let key = key.as_ref();
         self.value =
             if self.ordered { fnv1a(self.value, key) } else { self.value.wrapping_add(fnv1a(FNV_OFFSET, key)) };
     }
@@ -414,9 +440,9 @@ fn main() -> ExitCode {
         }
         None => WORKLOADS.to_vec(),
     };
-    let keys: Vec<Key> = (0..sizes.keys).map(|i| Key::from(format!("key-{i:04}"))).collect();
+    let keys: Vec<Key> = (0..sizes.keys).map(|i| key(format!("key-{i:04}"))).collect();
     println!(
-        "# rust\tside={}\ttokio_worker_threads={}\tcores={}\tsizes={}",
+        "# rust\tside={}\ttokio_worker_threads={}\tcores={}\tsizes={}\tkeys={KEYS}",
         if floor { "floor" } else { "queue" },
         cores(),
         cores(),
@@ -554,7 +580,7 @@ fn cycles_run(rt: &Runtime, workers: usize, keys: &Arc<[Key]>, rounds: u64, wher
                 let start = Instant::now();
                 for round in 1..=rounds {
                     for key in keys.iter() {
-                        q.add(key.clone());
+                        q.add(Key::clone(key));
                     }
                     progress.wait_for(round * n).await;
                 }
@@ -662,11 +688,11 @@ fn floor_add(q: &FloorInner, key: &Key, t: &mut Tally) {
     match s.items.find_mut(hash, |(k, _)| k == key) {
         Some((_, flags)) => flags.dirty = true,
         None => {
-            s.items.insert_unique(hash, (key.clone(), DIRTY), |(k, _)| q.hasher.hash_one(k));
+            s.items.insert_unique(hash, (Key::clone(key), DIRTY), |(k, _)| q.hasher.hash_one(k));
             t.hash += 1;
         }
     }
-    s.fifo.push_back((key.clone(), hash));
+    s.fifo.push_back((Key::clone(key), hash));
     t.locks += 1;
     t.hashes += 1;
     t.hash += 1;
@@ -809,8 +835,8 @@ fn burst_floor_run(keys: &[Key], adds: usize, t: &mut Tally) -> Outcome {
         // first add of a key inserts and pushes.
         let s = &mut *s;
         if !s.items.find(hash, |(k, _)| k == key).is_some_and(|(_, flags)| flags.dirty) {
-            s.items.insert_unique(hash, (key.clone(), DIRTY), |(k, _)| q.hasher.hash_one(k));
-            s.fifo.push_back((key.clone(), hash));
+            s.items.insert_unique(hash, (Key::clone(key), DIRTY), |(k, _)| q.hasher.hash_one(k));
+            s.fifo.push_back((Key::clone(key), hash));
             t.hash += 1;
             t.fifo += 1;
         }
@@ -848,19 +874,19 @@ const SENTINEL_DELAY: Duration = Duration::from_micros(500);
 
 async fn delaying_run(s: &Sizes, keys: &[Key], rng: &mut SplitMix64, sum: &mut Checksum) -> Outcome {
     let expected = s.delay_adds.min(keys.len());
-    let sentinel = Key::from(SENTINEL);
+    let sentinel = key(SENTINEL.to_owned());
     let start = Instant::now();
     let q: DelayingQueue<Key> = DelayingQueue::new();
     let mut j = 0;
     for _ in 0..s.delay_adds {
         let delay = 1 + rng.next() % s.max_delay_ms;
-        q.add_after(keys[j].clone(), Duration::from_millis(delay));
+        q.add_after(Key::clone(&keys[j]), Duration::from_millis(delay));
         j += 1;
         if j == keys.len() {
             j = 0;
         }
     }
-    q.add_after(sentinel.clone(), SENTINEL_DELAY);
+    q.add_after(Key::clone(&sentinel), SENTINEL_DELAY);
     tokio::time::advance(SENTINEL_DELAY).await;
     let first = q.get().await.expect("not shut down");
     assert_eq!(first, sentinel, "the sentinel is the first entry due");
@@ -931,8 +957,8 @@ fn floor_add_after(q: &FloorInner, w: &Mutex<FloorWaiting>, key: &Key, now: u64,
     if !later {
         let seq = waiting.next_seq;
         waiting.next_seq += 1;
-        waiting.by_item.insert(key.clone(), (ready_at, seq));
-        waiting.heap.push(Reverse((ready_at, seq, key.clone())));
+        waiting.by_item.insert(Key::clone(key), (ready_at, seq));
+        waiting.heap.push(Reverse((ready_at, seq, Key::clone(key))));
         t.hash += 1;
         t.hashes += 1; // std's HashMap hashes per call
         t.tree += 1;
@@ -961,7 +987,7 @@ fn delaying_floor(s: &Sizes, keys: &[Key]) -> (Outcome, Tally) {
 
 fn delaying_floor_run(s: &Sizes, keys: &[Key], rng: &mut SplitMix64, t: &mut Tally) -> Outcome {
     let expected = s.delay_adds.min(keys.len());
-    let sentinel = Key::from(SENTINEL);
+    let sentinel = key(SENTINEL.to_owned());
     let sentinel_us = SENTINEL_DELAY.as_micros() as u64;
     let start = Instant::now();
     let q = FloorInner::default();
@@ -1024,7 +1050,7 @@ async fn priority_round(
     let start = Instant::now();
     for key in keys.iter() {
         let priority = (rng.next() % s.priorities) as i32;
-        q.add_with_opts(AddOpts { priority: Some(priority), ..AddOpts::default() }, [key.clone()]);
+        q.add_with_opts(AddOpts { priority: Some(priority), ..AddOpts::default() }, [Key::clone(key)]);
     }
     let worker = tokio::spawn({
         let q = q.clone();
@@ -1090,7 +1116,7 @@ fn priority_floor_flush(st: &mut FloorPriority, buffer: &FloorBuffer, spare: &mu
         black_box(st.items.get(&key).copied());
         let counter = st.added_counter;
         st.added_counter += 1;
-        st.ready.insert((Reverse(priority), counter), key.clone());
+        st.ready.insert((Reverse(priority), counter), Key::clone(&key));
         st.items.insert(key, (counter, priority));
         t.hash += 2;
         t.hashes += 2; // std's HashMap hashes per call
@@ -1113,7 +1139,7 @@ fn priority_floor_round(
         // add_with_opts: a push into the buffer, which the add applies
         // itself once FLUSH_AT adds wait.
         let mut pending = buffer.pending.lock().unwrap();
-        pending.push((key.clone(), priority));
+        pending.push((Key::clone(key), priority));
         buffer.len.store(pending.len(), Ordering::Release);
         let apply = pending.len() >= FLUSH_AT;
         drop(pending);
@@ -1135,11 +1161,11 @@ fn priority_floor_round(
             .ready
             .iter()
             .find(|(_, key)| !st.locked.contains(*key))
-            .map(|(k, key)| (*k, key.clone()))
+            .map(|(k, key)| (*k, Key::clone(key)))
             .expect("a ready key");
         st.ready.remove(&ready_key);
         black_box(st.items.remove(&key));
-        st.locked.insert(key.clone());
+        st.locked.insert(Key::clone(&key));
         drop(guard);
         t.locks += 1;
         t.hash += 3;

@@ -10,7 +10,7 @@ use faithful_workqueue::delaying_queue::DelayingQueue;
 use faithful_workqueue::priorityqueue::PriorityQueue;
 use faithful_workqueue::queue::Queue;
 
-use crate::{Checksum, Key, Outcome, SEED, Sizes, SplitMix64, current_thread_runtime, multi_thread_runtime};
+use crate::{Checksum, Key, Outcome, SEED, Sizes, SplitMix64, current_thread_runtime, key, multi_thread_runtime};
 
 /// The upstream rows: our name, upstream's test binary, its benchmark.
 pub const UPSTREAM: [(&str, &str, &str); 5] = [
@@ -138,7 +138,7 @@ fn pq_add_lock_contended(n: u64, s: &Sizes) -> Outcome {
 /// `key-0` … `key-99`; per iteration (untimed) a fresh queue, then (timed)
 /// 100 × `Add(key)`, `Get`, `Done`.
 fn queue(n: u64) -> Outcome {
-    let keys: Vec<Key> = (0..100).map(|i| Key::from(format!("key-{i}"))).collect();
+    let keys: Vec<Key> = (0..100).map(|i| key(format!("key-{i}"))).collect();
     let rt = current_thread_runtime(false);
     rt.block_on(async {
         let mut out = Outcome::default();
@@ -147,7 +147,7 @@ fn queue(n: u64) -> Outcome {
             let q: Queue<Key> = Queue::new();
             let start = Instant::now();
             for key in &keys {
-                q.add(key.clone());
+                q.add(Key::clone(key));
                 let got = q.get().await.expect("not shut down");
                 sum.add(&got);
                 q.done(&got);
@@ -174,7 +174,7 @@ fn delaying_add_after(n: u64) -> Outcome {
         let start = Instant::now();
         let q: DelayingQueue<Key> = DelayingQueue::new();
         for i in 0..n {
-            let data = Key::from(format!("{i}"));
+            let data = key(format!("{i}"));
             q.add_after(data, Duration::from_nanos(rng.next() % ten_minutes));
         }
         tokio::time::advance(Duration::from_secs(660)).await;

@@ -1416,9 +1416,9 @@ mod tests {
         assert_eq!((row.go.left_out, row.go.total, row.rust.left_out, row.rust.total), (0, 2, 1, 6));
     }
 
-    #[test]
-    fn the_placement_verdict_names_the_hardware_price() {
-        let hw = Hardware {
+    /// The hardware of the tests below: a machine's costs, made up.
+    fn test_hardware() -> Hardware {
+        Hardware {
             transfer_ns: 40.0,
             transfer_range_ns: (15.0, 220.0),
             wake_ns: 30_000.0,
@@ -1426,7 +1426,12 @@ mod tests {
             lock_ns: 5.0,
             lock_contended_ns: 12.0,
             handoff_ns: 50.0,
-        };
+        }
+    }
+
+    #[test]
+    fn the_placement_verdict_names_the_hardware_price() {
+        let hw = test_hardware();
         let go = [(700.0, 90.0), (760.0, 440.0)];
         let rust = [(230.0, 75.0), (610.0, 420.0)];
         let handoff = Rounds::new(&[(60.0, 75.0), (170.0, 420.0), (50.0, 9_000.0)]);
@@ -1503,15 +1508,7 @@ mod tests {
 
     #[test]
     fn the_count_free_table_shows_what_the_count_costs() {
-        let hw = Hardware {
-            transfer_ns: 60.0,
-            transfer_range_ns: (60.0, 70.0),
-            wake_ns: 13_000.0,
-            atomic_ns: 9.1,
-            lock_ns: 8.0,
-            lock_contended_ns: 20.0,
-            handoff_ns: 45.0,
-        };
+        let hw = Hardware { atomic_ns: 9.1, ..test_hardware() };
         // ns per op: Go 317, SharedKey 169, count-free 126; queue in µs.
         let rows = [
             CountFreeRow { name: "cycles-2", go: 1e9 / 317.0, shared: 1e9 / 169.0, count_free: 1e9 / 126.0 },

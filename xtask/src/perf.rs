@@ -669,29 +669,23 @@ impl Placement {
     }
 }
 
+/// The numbers of each `# round<TAB>…` line of a `--by-placement` run
+/// (a line with one that does not parse is skipped).
+fn round_fields(comments: &[String]) -> impl Iterator<Item = Vec<f64>> + '_ {
+    comments.iter().filter_map(|l| l.strip_prefix("# round\t")?.split('\t').map(|f| f.parse().ok()).collect())
+}
+
 /// The `# round<TAB>ns per cycle<TAB>round trip ns` lines of a
 /// `--by-placement` run.
 fn rounds_of(comments: &[String]) -> Vec<(f64, f64)> {
-    comments
-        .iter()
-        .filter_map(|l| {
-            let mut f = l.strip_prefix("# round\t")?.split('\t');
-            Some((f.next()?.parse().ok()?, f.next()?.parse().ok()?))
-        })
-        .collect()
+    round_fields(comments).filter_map(|f| Some((*f.first()?, *f.get(1)?))).collect()
 }
 
 /// The `# round<TAB>ns<TAB>round trip<TAB>share` lines of a Rust
 /// `--by-placement` run of `cycles-N`: ns per cycle, round trip, and the
 /// share of the hand-outs made on the producer's thread.
 fn thread_rounds_of(comments: &[String]) -> Vec<(f64, f64, f64)> {
-    comments
-        .iter()
-        .filter_map(|l| {
-            let mut f = l.strip_prefix("# round\t")?.split('\t');
-            Some((f.next()?.parse().ok()?, f.next()?.parse().ok()?, f.next()?.parse().ok()?))
-        })
-        .collect()
+    round_fields(comments).filter_map(|f| Some((*f.first()?, *f.get(1)?, *f.get(2)?))).collect()
 }
 
 /// How many of some rounds were kept (a round trip up to
@@ -1065,7 +1059,8 @@ fn lock_report(rows: &[Row], hw: &Hardware) -> String {
     format!(
         "The queues' lock in the Rust runs: each run's ns per op, fastest first, with how many times in that run \
          a `lock` spun to the end of its back-off and went on to yield its thread, and then to nap if the lock \
-         stayed held (its holder had lost its core; a sleeping thread's wake-up costs {:.0} ns here): {}.\n",
+         stayed held (held, or taken again by other threads, for the whole back-off; a sleeping thread's wake-up \
+         costs {:.0} ns here): {}.\n",
         hw.wake_ns,
         lines.join("; ")
     )

@@ -34,8 +34,9 @@ mod spin_lock {
     /// How many times, in this process, a [`Mutex::lock`] spun to the end
     /// of its back-off and went on to yield its thread (and, if the lock
     /// stayed held, to nap). `cargo xtask perf` reports it beside each run's
-    /// time: a run whose lock kept falling back is a run whose holders were
-    /// descheduled while they held it. Counted only on that slow path.
+    /// time: a run whose lock kept falling back is a run whose waiters found
+    /// it held, or taken again and again by other threads, for their whole
+    /// back-off. Counted only on that slow path.
     ///
     /// ```
     /// use faithful_workqueue::sync::{Mutex, fallbacks};
@@ -64,20 +65,22 @@ mod spin_lock {
     ///   before it (medians of 7 interleaved runs).
     /// * **A waiter reads before it tries**, and backs off exponentially
     ///   between reads: 1, 2, 4, … 8,192 `spin_loop` hints over 14 reads.
-    ///   Reading leaves the holder the lock's cache line; a compare-and-swap
-    ///   would take it, and the holder's next store would have to fetch it
-    ///   back. The long pauses let a thread that takes the lock again and
+    ///   A read only shares the lock's cache line with the holder; a
+    ///   compare-and-swap takes it away, and the holder's store at its
+    ///   unlock would have to fetch it back. The long pauses let a thread that takes the lock again and
     ///   again (a producer adding a burst of keys) do so while its lines stay
     ///   on its core, instead of waiting for each one to come back from the
     ///   waiter's. On `cycles-2`: 545 ns per cycle before, 180 ns with this
     ///   lock (7 interleaved runs); a probe that read before it tried but
     ///   paused 255 hints in all took 349 ns.
-    /// * **A waiter that read it held 14 times** (16,383 hints in all: about
-    ///   half a millisecond here, time in which a holder that runs finishes
-    ///   a critical section thousands of times over) yields its thread 16
-    ///   times, then naps, 10 µs at first, doubling up to 1 ms, reading the
-    ///   lock after each: its holder was descheduled, and the nap gives its
-    ///   core back. The cost of never being woken is that a napping waiter
+    /// * **A waiter that did not get it in 14 reads** (16,383 hints in all:
+    ///   about 0.2 ms on the Intel machine, 11 ns a hint, time in which a
+    ///   holder that runs finishes a critical section thousands of times
+    ///   over) yields its thread 16 times, then naps, 10 µs at first,
+    ///   doubling up to 1 ms, reading the lock after each. Either a holder
+    ///   lost its core, or other threads keep taking the lock between the
+    ///   waiter's reads (a producer adding a long burst); either way the
+    ///   waiter gives its core back. The cost of never being woken is that a napping waiter
     ///   may take the lock up to one nap after it was released.
     ///
     /// Poisoning is `std`'s: a guard dropped while its thread panics, when
@@ -98,12 +101,12 @@ mod spin_lock {
         data: UnsafeCell<T>,
     }
 
-    // SAFETY: as for `std::sync::Mutex`: the lock hands `&mut T` to one
-    // thread at a time (the compare-and-swap from `false` to `true` with
-    // acquire ordering, and the release store of `false` in the guard's
-    // drop, order every access to `data` after the previous holder's), so
-    // sharing the lock shares `T` only by moving it between threads.
-    unsafe impl<T: Send> Send for Mutex<T> {}
+    // SAFETY: as for `std::sync::Mutex` (`Send` follows from the fields):
+    // the lock hands `&mut T` to one thread at a time (the compare-and-swap
+    // from `false` to `true` with acquire ordering, and the release store of
+    // `false` in the guard's drop, order every access to `data` after the
+    // previous holder's), so sharing the lock shares `T` only by moving it
+    // between threads.
     unsafe impl<T: Send> Sync for Mutex<T> {}
 
     /// The guard of a held [`Mutex`]; dropping it releases the lock. As

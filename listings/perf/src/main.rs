@@ -35,7 +35,10 @@
 //! * **Keys**: `key-0000` … `key-9999` (`format!("key-{i:04}")`), built before
 //!   any timing, as `faithful_workqueue::key::SharedKey` (the key the
 //!   crate's docs recommend: an `Arc<str>` compared by address before bytes,
-//!   as Go compares strings; Go: `string`). `--smoke`: 100 keys.
+//!   as Go compares strings; Go: `string`). `--smoke`: 100 keys. Built with
+//!   `--features count-free-keys`, every key of every workload is instead a
+//!   string leaked once, a `&'static str` with no reference count (the
+//!   `# rust` line says `keys=count-free`), to show what the count costs.
 //! * **Random numbers**: SplitMix64 seeded with [`SEED`], one fresh generator
 //!   per workload, one `next()` per draw, `x % n` to reduce.
 //! * **Checksums**: FNV-1a 64 over key bytes. *Ordered* (hand-out order is
@@ -558,17 +561,17 @@ fn cycles_run(rt: &Runtime, workers: usize, keys: &Arc<[Key]>, rounds: u64, wher
                 let (q, progress) = (q.clone(), progress.clone());
                 tokio::spawn(async move {
                     let mut sum = Checksum::new(ordered);
-                    let (mut count, mut beside_producer) = (0u64, 0u64);
+                    let (mut count, mut on_producer_thread) = (0u64, 0u64);
                     while let Some(key) = q.get().await {
                         sum.add(&key);
                         q.done(&key);
                         count += 1;
                         if where_run && PRODUCER_HERE.get() == tag {
-                            beside_producer += 1;
+                            on_producer_thread += 1;
                         }
                         progress.handed_one();
                     }
-                    (count, sum, beside_producer)
+                    (count, sum, on_producer_thread)
                 })
             })
             .collect();
@@ -593,9 +596,9 @@ fn cycles_run(rt: &Runtime, workers: usize, keys: &Arc<[Key]>, rounds: u64, wher
         let (mut handouts, mut on_producer_thread) = (0, 0);
         let mut checksum = Checksum::new(ordered);
         for handle in handles {
-            let (count, sum, beside_producer) = handle.await.expect("a worker");
+            let (count, sum, mine) = handle.await.expect("a worker");
             handouts += count;
-            on_producer_thread += beside_producer;
+            on_producer_thread += mine;
             if ordered { checksum = sum } else { checksum.merge(sum) }
         }
         (Outcome { ops: rounds * n, elapsed, handouts, checksum: checksum.value }, on_producer_thread)

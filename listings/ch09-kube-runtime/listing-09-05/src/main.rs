@@ -168,7 +168,7 @@ impl Policy<GuardError<Oops>> for GuardOrFixed {
     }
 }
 
-/// The delay of the hand-written error policies in the kube-runtime column.
+/// The delay of the hand-written error policies of plain kube-runtime ("kube").
 const FIXED: Duration = Duration::from_secs(5);
 
 fn fixed<E>(_: Arc<ConfigMap>, _: &E, _: Arc<Calls>) -> Action {
@@ -257,7 +257,7 @@ fn flaky_after_ok(at: &[Duration]) -> (Duration, Duration) {
     (at[1] - at[0], at[4] - at[3])
 }
 
-/// The controller-runtime columns: the same situations on `queue()`, a fresh
+/// The controller-runtime runs: the same situations on `queue()`, a fresh
 /// queue per situation (client-go's rate-limiting queue, or the priority queue).
 async fn go_column<Q: PriorityInterface<&'static str> + Clone>(
     queue: impl Fn() -> Q,
@@ -474,40 +474,54 @@ const ROWS: [(&str, &str); 8] = [
     ("forget", "Forget / a success"),
 ];
 
+/// The four runs' short labels, in the order each situation lists them; the
+/// legend under the situations says what each one ran.
+const RUNS: [&str; 4] = ["client-go", "priority", "kube", "guard"];
+
+/// The widest line the legend may print: the output fits a page and a phone.
+const WIDTH: usize = 52;
+
+/// `text` broken between words into lines of at most `WIDTH` columns, the
+/// lines after the first indented by two.
+fn wrap(text: &str) -> Vec<String> {
+    let mut lines = vec![String::new()];
+    for word in text.split(' ') {
+        let last = lines.last_mut().unwrap();
+        if last.is_empty() {
+            last.push_str(word);
+        } else if last.len() + 1 + word.len() > WIDTH {
+            lines.push(format!("  {word}"));
+        } else {
+            last.push(' ');
+            last.push_str(word);
+        }
+    }
+    lines
+}
+
 #[tokio::main(flavor = "current_thread", start_paused = true)]
 async fn main() {
     let client_go = go_column(|| RateLimitingQueue::new(default_typed_controller_rate_limiter())).await;
     let priority = go_column(|| PriorityQueue::with_rate_limiter(priority_queue_default_rate_limiter())).await;
     let kube = kube_column(false).await;
     let guarded = kube_column(true).await;
-    let header = ["situation", "client-go queue", "priority queue", "kube-runtime", "kube-runtime + guard"];
-    let columns = [&client_go, &priority, &kube, &guarded];
-    let rows: Vec<[String; 5]> = ROWS
-        .iter()
-        .map(|(k, label)| {
-            let [a, b, c, d] = columns.map(|column| column[k].clone());
-            [label.to_string(), a, b, c, d]
-        })
-        .collect();
-    let mut width = header.map(str::len);
-    for row in &rows {
-        for (w, cell) in width.iter_mut().zip(row) {
-            *w = (*w).max(cell.chars().count());
+    let runs = [&client_go, &priority, &kube, &guarded];
+    let pad = RUNS.map(str::len).into_iter().max().unwrap();
+    // One block per situation: its name, then what each run recorded.
+    for (k, situation) in ROWS {
+        println!("{situation}");
+        for (label, cells) in RUNS.iter().zip(runs) {
+            println!("  {label:<pad$}  {}", cells[k]);
         }
+        println!();
     }
-    let line = |cells: [&str; 5]| {
-        let padded: Vec<String> = cells.iter().zip(width).map(|(c, w)| format!("{c:<w$}")).collect();
-        println!("{}", padded.join("  ").trim_end());
-    };
-    line(header);
-    line(width.map(|w| "-".repeat(w)).each_ref().map(String::as_str));
-    for row in &rows {
-        line(row.each_ref().map(String::as_str));
+    let legend = [
+        "client-go: controller-runtime on client-go's queue (UsePriorityQueue=false)".to_owned(),
+        "priority: controller-runtime on the priority queue (its default)".to_owned(),
+        format!("kube: kube-runtime, error policy requeue({})", GoDuration(FIXED)),
+        "guard: kube-runtime + the guard: timeout 20s, backoff 5ms doubling to 1000s".to_owned(),
+    ];
+    for line in legend.iter().flat_map(|entry| wrap(entry)) {
+        println!("{line}");
     }
-    println!();
-    println!("client-go queue: controller-runtime with UsePriorityQueue=false; priority queue: its default");
-    println!(
-        "kube-runtime's error policy: requeue({}); the guard: 5ms doubling to 1000s, timeout 20s",
-        GoDuration(FIXED)
-    );
 }

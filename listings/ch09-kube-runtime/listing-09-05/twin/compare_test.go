@@ -1,5 +1,5 @@
-// Listing 9-5, Go twin: the two controller-runtime columns of the
-// comparison, run against the real code.
+// Listing 9-5, Go twin: the two controller-runtime runs of the comparison
+// ("client-go" and "priority" under each situation), against the real code.
 //
 // Each situation runs on a fresh queue, once on client-go's rate-limiting
 // queue with controller-runtime's default limiter for it (what a controller
@@ -10,13 +10,13 @@
 // that the flag would have chosen anyway, so that the twin can add a trigger
 // and read NumRequeues.
 //
-// The kube-runtime columns cannot run in Go. The twin takes them, and the
-// line about kube-runtime's policies under the table, from the Rust
+// kube-runtime cannot run in Go. The twin takes its two runs' lines
+// ("kube" and "guard"), and their entries in the legend, from the Rust
 // listing's committed output.txt (which the test suite checks against a
-// fresh run of the listing), recomputes the two controller-runtime columns
-// here, and lays the table out as the listing does. So its output equals
-// the listing's byte for byte exactly when the Rust port and controller-
-// runtime agree on every cell of those two columns.
+// fresh run of the listing), recomputes the two controller-runtime lines of
+// every situation here, and lays the blocks out as the listing does. So its
+// output equals the listing's byte for byte exactly when the Rust port and
+// controller-runtime agree on every one of those lines.
 //
 // Every situation runs in its own testing/synctest bubble: the 10s
 // reconcile, the 60s requeue and the 1000s backoff cost no real time.
@@ -56,7 +56,7 @@ func TestMain(m *testing.M) {
 	twin.RunListing(m)
 }
 
-// The rows, in the listing's order: key and label.
+// The situations, in the listing's order: key and heading.
 var rows = [][2]string{
 	{"dirty", "dirty while processing"},
 	{"requeue", "trigger, then requeue 60s"},
@@ -66,6 +66,31 @@ var rows = [][2]string{
 	{"backoff", "per-object backoff"},
 	{"terminal", "a terminal error"},
 	{"forget", "Forget / a success"},
+}
+
+// The four runs' labels, in the order each situation lists them; the first
+// two are the twin's.
+var runs = []string{"client-go", "priority", "kube", "guard"}
+
+// The widest line the legend may print, as in the listing.
+const width = 52
+
+// wrap breaks text between words into lines of at most width columns, the
+// lines after the first indented by two, as the listing does.
+func wrap(text string) []string {
+	lines := []string{""}
+	for _, word := range strings.Split(text, " ") {
+		last := &lines[len(lines)-1]
+		switch {
+		case *last == "":
+			*last = word
+		case len(*last)+1+len(word) > width:
+			lines = append(lines, "  "+word)
+		default:
+			*last += " " + word
+		}
+	}
+	return lines
 }
 
 type queue = workqueue.TypedRateLimitingInterface[string]
@@ -279,79 +304,69 @@ func column(t *testing.T, pq bool) map[string]string {
 	return cells
 }
 
-// listing reads the Rust listing's committed table: its rows' cells, split
-// at the columns its dashed line marks, and the lines under it.
-func listing(t *testing.T) (cells [][]string, footer []string) {
+// listing reads the Rust listing's committed output: for each situation,
+// its lines as label -> cell, and the legend under them, one entry (a
+// "label: ..." line and the lines that continue it) per run.
+func listing(t *testing.T) (blocks []map[string]string, legend [][]string) {
 	raw, err := os.ReadFile("../output.txt")
 	if err != nil {
 		t.Fatal(err)
 	}
-	lines := strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n")
-	var spans [][2]int
-	for i := 0; i < len(lines[1]); {
-		if lines[1][i] != '-' {
-			i++
-			continue
+	paragraphs := strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n\n")
+	for _, p := range paragraphs[:len(paragraphs)-1] {
+		cells := map[string]string{}
+		for _, line := range strings.Split(p, "\n")[1:] { // under the heading
+			label, cell, _ := strings.Cut(strings.TrimSpace(line), "  ")
+			cells[label] = strings.TrimSpace(cell)
 		}
-		j := i
-		for j < len(lines[1]) && lines[1][j] == '-' {
-			j++
-		}
-		spans = append(spans, [2]int{i, j})
-		i = j
+		blocks = append(blocks, cells)
 	}
-	n := 2
-	for ; n < len(lines) && lines[n] != ""; n++ {
-		var row []string
-		for _, s := range spans {
-			from, to := min(s[0], len(lines[n])), min(s[1], len(lines[n]))
-			row = append(row, strings.TrimSpace(lines[n][from:to]))
+	for _, line := range strings.Split(paragraphs[len(paragraphs)-1], "\n") {
+		if strings.HasPrefix(line, "  ") && len(legend) > 0 {
+			legend[len(legend)-1] = append(legend[len(legend)-1], line)
+		} else {
+			legend = append(legend, []string{line})
 		}
-		cells = append(cells, row)
 	}
-	return cells, lines[n+1:]
+	return blocks, legend
 }
 
 func TestComparison(t *testing.T) {
 	clientGo := column(t, false)
 	priority := column(t, true)
-	rust, footer := listing(t)
+	rust, legend := listing(t)
 	if len(rust) != len(rows) {
-		t.Fatalf("the listing has %d rows, the twin %d", len(rust), len(rows))
+		t.Fatalf("the listing has %d situations, the twin %d", len(rust), len(rows))
 	}
 
-	header := []string{"situation", "client-go queue", "priority queue", "kube-runtime", "kube-runtime + guard"}
-	table := [][]string{}
+	pad := 0
+	for _, l := range runs {
+		pad = max(pad, len(l))
+	}
 	for i, r := range rows {
-		// The kube-runtime cells are the listing's; the label is the twin's.
-		table = append(table, []string{r[1], clientGo[r[0]], priority[r[0]], rust[i][3], rust[i][4]})
+		// The kube-runtime lines are the listing's; the heading is the twin's.
+		cells := []string{clientGo[r[0]], priority[r[0]], rust[i]["kube"], rust[i]["guard"]}
+		fmt.Fprintln(stdout, r[1])
+		for j, l := range runs {
+			fmt.Fprintf(stdout, "  %-*s  %s\n", pad, l, cells[j])
+		}
+		fmt.Fprintln(stdout)
 	}
-	width := make([]int, len(header))
-	for _, row := range append([][]string{header}, table...) {
-		for i, c := range row {
-			width[i] = max(width[i], len(c))
+	for _, entry := range []string{
+		"client-go: controller-runtime on client-go's queue (UsePriorityQueue=false)",
+		"priority: controller-runtime on the priority queue (its default)",
+	} {
+		for _, l := range wrap(entry) {
+			fmt.Fprintln(stdout, l)
 		}
 	}
-	line := func(cells []string) {
-		var padded []string
-		for i, c := range cells {
-			padded = append(padded, fmt.Sprintf("%-*s", width[i], c))
+	// The legend's entries for the kube-runtime runs, as the listing printed them.
+	for _, entry := range legend {
+		if label, _, _ := strings.Cut(entry[0], ":"); label == runs[0] || label == runs[1] {
+			continue
 		}
-		fmt.Fprintln(stdout, strings.TrimRight(strings.Join(padded, "  "), " "))
-	}
-	line(header)
-	var dashes []string
-	for _, w := range width {
-		dashes = append(dashes, strings.Repeat("-", w))
-	}
-	line(dashes)
-	for _, row := range table {
-		line(row)
-	}
-	fmt.Fprintln(stdout)
-	fmt.Fprintln(stdout, "client-go queue: controller-runtime with UsePriorityQueue=false; priority queue: its default")
-	// The line about kube-runtime's policies, as the listing printed it.
-	for _, l := range footer[1:] {
-		fmt.Fprintln(stdout, l)
+		for _, l := range entry {
+			fmt.Fprintln(stdout, l)
+		}
 	}
 }

@@ -1,6 +1,7 @@
-// The controller loop on five scripted keys, printing every call it makes to
-// the queue. Its Go twin runs the real controller-runtime controller on the
-// same script and prints the same lines.
+// The controller loop on five scripted keys, printing each decision it makes
+// on the queue (forget, rate-limited or delayed add, done; not the gets and
+// plain adds). Its Go twin runs the real controller-runtime controller on
+// the same script and prints the same lines.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -48,7 +49,7 @@ async fn main() {
     std::panic::set_hook(Box::new(|_| {}));
 
     // controller-runtime's default queue, the priority queue, printing each
-    // call the controller makes to it.
+    // decision the controller makes on it.
     let done_calls = Arc::new(AtomicUsize::new(0));
     let counted = done_calls.clone();
     let queue = CallLog::new(PriorityQueue::new(), move |call| {

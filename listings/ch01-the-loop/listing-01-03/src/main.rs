@@ -30,10 +30,11 @@ fn step(from: &str, to: &str, what: impl std::fmt::Display) {
 }
 
 // ANCHOR: limiter
-/// The controller's default limiter, reporting each `forget` the queue
-/// passes on to it. (Its `when` is not reported: upstream's priority queue
-/// asks for the delay on a goroutine of its own, after the add returns, so
-/// the line would fall at a different place on each side.)
+/// A limiter (here the port of `DefaultTypedControllerRateLimiter`, not the
+/// default controller's plain exponential one), reporting each `forget` the
+/// queue passes on to it. (Its `when` is not reported: upstream's priority
+/// queue asks for the delay on a goroutine of its own, after the add
+/// returns, so the line would fall at a different place on each side.)
 struct Reporting<L>(L);
 
 impl<L: RateLimiter<Key>> RateLimiter<Key> for Reporting<L> {
@@ -55,8 +56,10 @@ async fn main() {
     START.set(Instant::now()).expect("set once");
     println!("{:<6} {:<10} {:<10} call", "time", "from", "to");
 
-    // The default queue and limiter, with every call on the queue reported:
-    // the event source's adds, and the worker's gets and decisions.
+    // The default queue with `DefaultTypedControllerRateLimiter` (the limiter
+    // a controller picks with `UsePriorityQueue` set to false; for this key it
+    // gives the same 5ms as the default's), with every call on the queue
+    // reported: the event source's adds, and the worker's gets and decisions.
     let limiter = Reporting(default_typed_controller_rate_limiter());
     let queue = CallLog::new(PriorityQueue::with_rate_limiter(limiter), |call| {
         let from = if call.starts_with("add ") { "source" } else { "worker" };

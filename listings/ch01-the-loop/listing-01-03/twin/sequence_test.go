@@ -6,8 +6,10 @@
 //
 // The controller has default options but two hooks: its queue is the
 // priority queue the default NewQueue builds, wrapped in a trace.Queue that
-// reports each call, and its rate limiter is the default one, wrapped to
-// report Forget. The 5ms retry runs on testing/synctest's virtual
+// reports each call, and its rate limiter is client-go's
+// DefaultTypedControllerRateLimiter (the one a controller picks only with
+// UsePriorityQueue set to false; the default is the plain exponential one,
+// which gives this key the same 5ms), wrapped to report Forget. The 5ms retry runs on testing/synctest's virtual
 // clock, so this twin is a test; TestMain sends the testing package's own
 // output to stderr. Run from listings/:
 //
@@ -48,10 +50,11 @@ func step(from, to, what string) {
 }
 
 // ANCHOR: limiter
-// reporting is the controller's default limiter, reporting each Forget the
-// queue passes on to it. (Its When is not reported: the priority queue asks
-// for the delay on a goroutine of its own, when it flushes its add buffer,
-// so the line's place in the trace would depend on the scheduler.)
+// reporting wraps a limiter (here DefaultTypedControllerRateLimiter),
+// reporting each Forget the queue passes on to it. (Its When is not
+// reported: the priority queue asks for the delay on a goroutine of its
+// own, when it flushes its add buffer, so the line's place in the trace
+// would depend on the scheduler.)
 type reporting struct {
 	workqueue.TypedRateLimiter[string]
 }

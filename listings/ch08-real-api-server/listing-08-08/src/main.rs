@@ -4,7 +4,9 @@
 // resource version it saw, and lists only if the server says that version
 // is gone. So the objects it already had are not reconciled again, and
 // nothing is lost: an object created after the restart is reconciled as
-// usual. client-go lists again; the Go twin prints its own output.
+// usual. client-go listed again in this restart (after some watch failures
+// its reflector does, after others it resumes too); the Go twin prints its
+// own output.
 //
 // The restart is the control plane's: the listing signals the supervisor
 // whose PID is in `CLUSTER_SUPERVISOR_PID` (`cargo xtask cluster up` prints

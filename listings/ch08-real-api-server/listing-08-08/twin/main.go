@@ -1,11 +1,15 @@
 // Listing 8-8, Go twin: a fault. kube-apiserver is killed and started again
 // on the same etcd while a controller built by a real Manager runs (the
-// controller of listing 8-1, in internal/priorities). The watch breaks;
-// client-go's reflector lists again, and each object the informer already
+// controller of listing 8-1, in internal/priorities). The watch breaks,
+// and in this restart client-go's reflector lists again (a watch-list, as
+// WatchListClient is on by default), so each object the informer already
 // had arrives as an update with an unchanged resource version, at low
-// priority, like a resync. Nothing is lost: an object created after the
-// restart is reconciled as usual. The Rust listing resumes its watch
-// instead, so this twin has an output of its own.
+// priority, like a resync. The output shows that it listed, not why: the
+// reflector re-lists only after some watch failures, and resumes from the
+// last resource version after others (chapter 8 names them). Nothing is
+// lost: an object created after the restart is reconciled as usual. The
+// Rust listing resumes its watch instead, so this twin has an output of
+// its own.
 //
 // The restart is the control plane's: the listing sends SIGUSR1 to the
 // supervisor that `cargo xtask cluster up` (or the suite) started, whose PID

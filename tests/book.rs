@@ -113,6 +113,7 @@ fn the_summary_lists_the_chapters_in_reading_order() {
         "Further reading",
         "Closing note",
         "Spoken drills",
+        "Performance against Go",
         "Cheat sheet",
     ];
     let numbered: Vec<&str> = summary.lines().filter(|l| l.trim_start().starts_with("1. [")).collect();
@@ -163,6 +164,11 @@ fn every_output_block_is_an_include_and_every_code_block_comes_from_a_listing() 
                 "" => problems.push(format!("{name}: an untagged code block (rustdoc would compile it as Rust)")),
                 _ => {}
             }
+        }
+        // The performance appendix is written whole by `cargo xtask perf
+        // --write` from its measurement (checked below), not by hand.
+        if markdown.starts_with(PERF_PAGE_STAMP) {
+            continue;
         }
         for line in markdown.lines() {
             let t = line.trim();
@@ -379,4 +385,73 @@ fn every_listing_has_a_caption_and_twinned_listings_show_their_go() {
         }
     }
     assert!(problems.is_empty(), "\n{}", problems.join("\n"));
+}
+
+/// A reader who runs plain `mdbook test` (mdBook cannot be told where the
+/// crates are) is told to run `cargo xtask book-test`, before rustdoc runs,
+/// instead of reading one E0463 per block; with `-c` too.
+#[test]
+fn plain_mdbook_test_says_to_run_cargo_xtask_book_test() {
+    for chapter in [None, Some("What Forget actually touches")] {
+        let mut cmd = Command::new(mdbook());
+        cmd.current_dir(root()).arg("test").env_remove("FORGET_IS_NOT_DELETE_BOOK_LIB");
+        if let Some(chapter) = chapter {
+            cmd.args(["-c", chapter]);
+        }
+        let out = cmd.output().expect("mdbook can be started");
+        let log = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(!out.status.success(), "plain `mdbook test` (chapter {chapter:?}) passed:\n{log}");
+        assert!(
+            log.contains("Run `cargo xtask book-test` instead") && log.contains("rust-lang/mdBook#706"),
+            "plain `mdbook test` (chapter {chapter:?}) did not say to run `cargo xtask book-test`:\n{log}"
+        );
+        assert!(!log.contains("error[E0463]"), "plain `mdbook test` compiled blocks:\n{log}");
+        assert!(!log.contains("Testing chapter"), "rustdoc ran before the message:\n{log}");
+    }
+}
+
+/// The first line of the performance appendix (`PAGE_STAMP` in
+/// xtask/src/perf.rs), which only `cargo xtask perf --write` writes.
+const PERF_PAGE_STAMP: &str =
+    "<!-- Written whole by `cargo xtask perf --write` from one measurement; never edit it by hand. -->";
+
+/// The performance appendix is the report of one run, as the xtask writes
+/// it: its stamp, the run's date and machine, the Go comparison as the first
+/// table after the begin marker, and the hardware's costs of the same run.
+/// Only the perf run can refresh it (it needs a quiet machine), so this
+/// checks the shape of what it wrote, and the xtask's own tests check the
+/// writing.
+#[test]
+fn the_performance_page_is_a_whole_perf_report() {
+    let xtask = fs::read_to_string(root().join("xtask/src/perf.rs")).unwrap();
+    assert!(xtask.contains(&format!("{PERF_PAGE_STAMP:?}")), "PERF_PAGE_STAMP differs from xtask's PAGE_STAMP");
+    let page = fs::read_to_string(root().join("src/performance.md"))
+        .expect("src/performance.md: run `cargo xtask perf --write`");
+    assert!(
+        page.starts_with(&format!("{PERF_PAGE_STAMP}\n# Performance against Go\n")),
+        "src/performance.md was not written by `cargo xtask perf --write`"
+    );
+    let (begin, end) = (page.find("<!-- perf:begin -->"), page.find("<!-- perf:end -->"));
+    let (Some(begin), Some(end)) = (begin, end) else { panic!("src/performance.md lacks the perf markers") };
+    assert!(begin < end, "src/performance.md: perf:end before perf:begin");
+    let block = &page[begin..end];
+    let stamp =
+        block.lines().find(|l| l.starts_with("Measured ")).expect("the block says when and where it was measured");
+    let date = stamp.trim_start_matches("Measured ");
+    assert!(
+        date.len() > 20 && date[..10].chars().all(|c| c.is_ascii_digit() || c == '-') && date.contains(" UTC on "),
+        "the measurement's date and machine: {stamp}"
+    );
+    let first_table = block.lines().find(|l| l.starts_with('|')).expect("a table after perf:begin");
+    assert_eq!(
+        first_table,
+        "| workload | Go ops/s | Rust ops/s | Rust/Go (runs) | floor ops/s | floor/Rust (runs) | targets |",
+        "the first table after perf:begin is the Go comparison"
+    );
+    for row in ["cycles-1", "cycles-2", "cycles-8", "burst", "delaying", "priority", "queue"] {
+        assert!(block.contains(&format!("| `{row}` |")), "the Go comparison lacks the row {row}");
+    }
+    for section in ["## What the hardware costs", "## What stands in the way", "## How the port is built"] {
+        assert!(page[end..].contains(section), "src/performance.md lacks {section}");
+    }
 }

@@ -12,12 +12,9 @@
 //!   for release 3.16.0);
 //! * mdBook: `MDBOOK_VERSION` in `xtask/src/main.rs`, what `cargo xtask`
 //!   installs;
-//! * the Rust edition: `[workspace.package]` of `Cargo.toml`.
-//!
-//! Rust's own version is pinned by no file of the repository, so it is the
-//! `rustc` that ran the bless (major and minor). A later check keeps the
-//! committed version as long as the `rustc` running it is that version or
-//! newer, and fails only on an older one.
+//! * Rust: the `channel` of `rust-toolchain.toml`, which rustup obeys, and
+//!   the edition: `[workspace.package]` of `Cargo.toml`. The test also checks
+//!   that the `rustc` running it is that release.
 
 mod common;
 
@@ -70,28 +67,29 @@ fn prometheus_release(module_version: &str) -> String {
     format!("{}.{}.{patch}", n / 100, n % 100)
 }
 
-/// The `release` of `rustc -vV`, as major.minor.
+/// The `release` of `rustc -vV`.
 fn running_rust() -> String {
     let out = Command::new("rustc").arg("-vV").output().expect("rustc can be started");
     let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let release = text.lines().find_map(|l| l.strip_prefix("release: ")).expect("rustc -vV prints its release");
-    major_minor(release)
+    text.lines().find_map(|l| l.strip_prefix("release: ")).expect("rustc -vV prints its release").to_owned()
 }
 
-fn numeric(version: &str) -> Vec<u32> {
-    version.split('.').map(|n| n.parse().unwrap_or(0)).collect()
+/// The toolchain `rust-toolchain.toml` pins: its `channel`, a release.
+fn pinned_rust() -> String {
+    read("rust-toolchain.toml")
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("channel = \"")?.strip_suffix('"').map(str::to_owned))
+        .expect("rust-toolchain.toml names a channel")
 }
 
-/// The Rust version the list names: the running rustc's when blessing, or
-/// the committed one while the running rustc is not older (see above).
-fn rust_version(committed: Option<&str>) -> String {
-    let running = running_rust();
-    let claimed = committed
-        .and_then(|text| text.lines().find_map(|l| l.strip_prefix("- Rust ")?.split(',').next().map(str::to_owned)));
-    match claimed {
-        Some(claimed) if !common::blessing() && numeric(&running) >= numeric(&claimed) => claimed,
-        _ => running,
-    }
+#[test]
+fn the_running_rustc_is_the_pinned_one() {
+    let (pinned, running) = (pinned_rust(), running_rust());
+    assert_eq!(
+        running, pinned,
+        "rust-toolchain.toml pins Rust {pinned}, but `rustc` is {running}: run the tests through rustup \
+         (`rustup toolchain install {pinned}`), which reads that file"
+    );
 }
 
 /// The edition of `[workspace.package]` in Cargo.toml.
@@ -114,7 +112,7 @@ fn mdbook() -> String {
 }
 
 /// The list, from the files that pin each version.
-fn versions(committed: Option<&str>) -> String {
+fn versions() -> String {
     let lock = read("Cargo.lock");
     let listings = read("listings/go.mod");
     let go = listings
@@ -128,8 +126,8 @@ fn versions(committed: Option<&str>) -> String {
     };
     let go_version = |module: &str| required(&listings, "listings/go.mod", module);
     format!(
-        "<!-- Generated from Cargo.lock, listings/go.mod, tools/control-plane/*/go.mod, xtask's MDBOOK_VERSION and the rustc \
-         of the last bless, by tests/versions.rs; rewrite it with `{bless}`, never by hand. -->\n\
+        "<!-- Generated from Cargo.lock, listings/go.mod, tools/control-plane/*/go.mod, xtask's MDBOOK_VERSION and \
+         rust-toolchain.toml, by tests/versions.rs; rewrite it with `{bless}`, never by hand. -->\n\
          - k8s.io/client-go {client_go}\n\
          - sigs.k8s.io/controller-runtime {controller_runtime}\n\
          - golang.org/x/time {x_time}\n\
@@ -151,7 +149,7 @@ fn versions(committed: Option<&str>) -> String {
         kube_apiserver = tool("kube-apiserver", "k8s.io/kubernetes"),
         etcd = tool("etcd", "go.etcd.io/etcd/server/v3"),
         prometheus = prometheus_release(&tool("promtool", "github.com/prometheus/prometheus")),
-        rust = rust_version(committed),
+        rust = pinned_rust(),
         edition = edition(),
         tokio = locked(&lock, "tokio"),
         anyhow = locked(&lock, "anyhow"),
@@ -163,8 +161,7 @@ fn versions(committed: Option<&str>) -> String {
 #[test]
 fn the_versions_list_is_generated_fresh_and_complete() {
     let path = common::root().join(GENERATED);
-    let committed = fs::read_to_string(&path).ok();
-    let fresh = versions(committed.as_deref());
+    let fresh = versions();
     fs::create_dir_all(path.parent().unwrap()).unwrap();
     if let Some(failure) = common::check_fresh("the versions the introduction lists", &path, &fresh) {
         panic!("{failure}");

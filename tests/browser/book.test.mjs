@@ -21,7 +21,9 @@
 // (outputs, and the Go lines now unfolded) is rendered verbatim, visible, with its
 // first and last non-empty line in main's text, and every included SVG (the
 // retry curve, the two diagrams) is a visible inline picture with its labels;
-// and the search finds "Forget". A synthetic canary page (served only here, never
+// and the search finds "Forget"; the performance appendix (written by
+// `cargo xtask perf --write`) shows its run's date and machine and the Go
+// comparison with its seven columns and a row per workload. A synthetic canary page (served only here, never
 // written to book/) proves the crate-list answer and the play-button check work,
 // since the book itself has no runnable block. Screenshots go to target/screenshots/.
 
@@ -43,7 +45,7 @@ const BOOK = option('book', path.join(repo, 'book'));
 const SRC = option('src', path.join(repo, 'src'));
 const SHOTS = option('screenshots', path.join(repo, 'target', 'screenshots'));
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
-const SCREENSHOT_PAGES = ['ch03-retry-curve.html', 'ch05-silent-stall.html'];
+const SCREENSHOT_PAGES = ['ch03-retry-curve.html', 'ch05-silent-stall.html', 'performance.html'];
 
 // The flags without which Chromium reaches for the network on this machine.
 // playwright-core's launch() adds a fresh, empty --user-data-dir of its own
@@ -444,6 +446,34 @@ async function checkSvg(name, page, out) {
     `${out.spec}: the <svg> draws ${got.texts.length} labels, the file has ${texts.length} (first: "${got.texts[0]}" vs "${texts[0]}")`);
 }
 
+/** The performance appendix: the stamp of its run, and the Go comparison. */
+const PERF_COLUMNS = ['workload', 'Go ops/s', 'Rust ops/s', 'Rust/Go (runs)', 'floor ops/s', 'floor/Rust (runs)', 'targets'];
+const PERF_ROWS = ['cycles-1', 'cycles-2', 'cycles-8', 'burst', 'delaying', 'priority', 'queue'];
+async function checkPerformancePage(name, page) {
+  const seen = await page.evaluate(() => {
+    const main = document.querySelector('main');
+    const stamp = [...main.querySelectorAll('p')].find(p => /^Measured \d{4}-\d\d-\d\d \d\d:\d\d UTC on /.test(p.innerText));
+    const table = main.querySelector('table');
+    if (!table) return { stamp: !!stamp };
+    const box = table.getBoundingClientRect();
+    const wrapper = table.parentElement;
+    return {
+      stamp: !!stamp && stamp.getBoundingClientRect().height > 0,
+      headers: [...table.querySelectorAll('thead th')].map(th => th.innerText.trim()),
+      rows: [...table.querySelectorAll('tbody tr')].map(tr => tr.querySelector('td')?.innerText.trim()),
+      visible: box.width > 0 && box.height > 0,
+      scrolls: wrapper.scrollWidth > wrapper.clientWidth + 1,
+    };
+  });
+  check(name, seen.stamp, 'no visible "Measured <date> UTC on <machine>" line: the page was not written by `cargo xtask perf --write`');
+  check(name, JSON.stringify(seen.headers) === JSON.stringify(PERF_COLUMNS),
+    `the first table is not the Go comparison: its columns are ${JSON.stringify(seen.headers)}`);
+  check(name, seen.visible, 'the Go comparison table is not visible');
+  for (const row of PERF_ROWS) check(name, seen.rows?.includes(row), `the Go comparison has no row ${row}`);
+  if (seen.scrolls) notes.push({ page: name, note: 'the Go comparison table scrolls sideways at 1280 px' });
+  return seen;
+}
+
 async function checkSearch(name, page) {
   await page.locator('main').click({ position: { x: 5, y: 5 } }).catch(() => {});
   await page.keyboard.press('s');
@@ -478,6 +508,7 @@ async function main() {
   }
   const chapters = summaryChapters();
   const pages = htmlPages(BOOK);
+  for (const ch of chapters) check(ch.html, pages.includes(ch.html), `src/SUMMARY.md lists "${ch.title}" but book/ has no ${ch.html}`);
   fs.mkdirSync(SHOTS, { recursive: true });
   const server = await serve();
   const origin = `http://127.0.0.1:${server.address().port}`;
@@ -507,6 +538,10 @@ async function main() {
         if (outputs.length) {
           await checkOutputs(name, page, outputs);
           info.push(`${outputs.length} output${outputs.length === 1 ? "" : "s"}`);
+        }
+        if (name === 'performance.html') {
+          const perf = await checkPerformancePage(name, page);
+          if (perf.rows) info.push(`Go comparison: ${perf.rows.length} rows`);
         }
         if (name === 'index.html') {
           const search = await checkSearch(name, page);

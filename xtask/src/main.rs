@@ -7,12 +7,13 @@
 //! cargo xtask test [--no-cache]  every test: crate, listings, outputs, twins, lints, skeptic, mdbook test, browser
 //!                                and the PDF and EPUB (pdftotext, epubcheck)
 //! cargo xtask book-test [ARGS]   only `mdbook test`, with the library path prepared
+//! cargo xtask mdbook-test-guide  the preprocessor that makes plain `mdbook test` say to run book-test
 //! cargo xtask browser-test       open every page of book/ in headless Chromium (after `book`)
 //! cargo xtask offline-test       check book/'s PDF (pdftotext) and EPUB (epubcheck) (after `book`)
 //! cargo xtask lint               clippy and rustdoc (warnings are errors), rustfmt, go vet, gofmt
 //! cargo xtask bless              rewrite stale committed outputs, then review `git diff`
 //! cargo xtask install-mdbook     install the pinned mdBook into .tools/
-//! cargo xtask perf [--readme]    Rust crate against client-go and controller-runtime, one table
+//! cargo xtask perf [--write]     Rust crate against client-go and controller-runtime; --write: src/performance.md
 //! cargo xtask control-plane      build etcd, kube-apiserver and promtool where they are missing
 //! cargo xtask cluster up|down    a control plane for readers, with a kubeconfig in target/cluster/
 //! cargo xtask api-server-test    only the listings that run against a real API server
@@ -48,6 +49,7 @@ fn main() -> ExitCode {
         Some("browser-test") => browser_test(),
         Some("offline-test") => offline::check(),
         Some("epub-preprocessor") => offline::preprocessor(&args[1..]),
+        Some("mdbook-test-guide") => mdbook_test_guide(&args[1..]),
         Some("lint") => lint(),
         Some("bless") => bless(),
         Some("install-mdbook") => mdbook().map(|path| println!("{}", path.display())),
@@ -69,7 +71,7 @@ fn main() -> ExitCode {
     }
 }
 
-const USAGE: &str = "usage: cargo xtask <book | archives DIR | test | book-test [mdbook test args] | browser-test | offline-test | lint | bless | install-mdbook | perf [--readme] | control-plane | cluster <up | down | status> | api-server-test>";
+const USAGE: &str = "usage: cargo xtask <book | archives DIR | test | book-test [mdbook test args] | browser-test | offline-test | lint | bless | install-mdbook | perf [--write] [--by-placement] [--fallbacks] | control-plane | cluster <up | down | status> | api-server-test>";
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask/ is inside the workspace").to_path_buf()
@@ -442,8 +444,76 @@ fn book_test(args: &[String]) -> Result {
         return Err("cargo reported no library artifacts for the book".to_owned());
     }
     let mut test = Command::new(mdbook);
-    test.current_dir(root()).arg("test").arg("-L").arg(&lib_dir).args(args);
+    test.current_dir(root()).arg("test").arg("-L").arg(&lib_dir).args(args).env(BOOK_LIB_ENV, &lib_dir);
     run(test, "mdbook test (every Rust block of every chapter)")
+}
+
+/// Set by `book-test` for the `mdbook test` it runs: the library directory
+/// it prepared, which tells `mdbook-test-guide` to stand aside.
+const BOOK_LIB_ENV: &str = "FORGET_IS_NOT_DELETE_BOOK_LIB";
+
+/// What plain `mdbook test` prints instead of one E0463 per block.
+const MDBOOK_TEST_GUIDE: &str = "\
+plain `mdbook test` cannot run this book's code blocks.
+
+    Run `cargo xtask book-test` instead (it takes the same arguments,
+    e.g. `cargo xtask book-test -c \"What Forget actually touches\"`).
+
+Why: the blocks use tokio, anyhow and the book's own crates, and mdBook has
+no setting that says where to find them (rust-lang/mdBook#706), so each
+block would fail with E0463 \"can't find crate\". `cargo xtask book-test`
+builds exactly those crates once, for this machine's target, and runs
+`mdbook test -L target/book-lib` with them. `mdbook test -L DIR` with a
+directory of your own also gets past this message.";
+
+/// `cargo xtask mdbook-test-guide`: a preprocessor that book.toml runs for
+/// mdBook's `test` renderer only, so `mdbook build` and `mdbook serve` never
+/// start it. Run by a plain `mdbook test`, it fails with
+/// [`MDBOOK_TEST_GUIDE`] before rustdoc is started; run by `book-test`, or
+/// by an `mdbook test` given `-L`, it hands the book back unchanged.
+fn mdbook_test_guide(args: &[String]) -> Result {
+    use std::io::{Read, Write};
+    if args.first().map(String::as_str) == Some("supports") {
+        // book.toml names the renderer, so mdBook does not ask; if it does,
+        // the answer is the same.
+        return if args.get(1).map(String::as_str) == Some("test") { Ok(()) } else { Err("test only".into()) };
+    }
+    let mut input = String::new();
+    std::io::stdin().read_to_string(&mut input).map_err(|e| format!("reading the book from mdBook: {e}"))?;
+    if env::var_os(BOOK_LIB_ENV).is_none() && !mdbook_was_given_a_library_path() {
+        return Err(MDBOOK_TEST_GUIDE.to_owned());
+    }
+    let book = offline::second_element(&input).ok_or("mdBook sent no [context, book] array")?;
+    std::io::stdout().write_all(book.as_bytes()).map_err(|e| e.to_string())
+}
+
+/// Whether the `mdbook` process above this one (through `cargo`) was given
+/// `-L` or `--library-path`. Read from `/proc`, so only on Linux; elsewhere
+/// only `book-test`'s variable lets the book through.
+fn mdbook_was_given_a_library_path() -> bool {
+    let mut pid = std::process::id().to_string();
+    for _ in 0..4 {
+        let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) else { return false };
+        // The fields after the command's name, which is in parentheses and
+        // may itself hold spaces: state, then the parent's pid.
+        let Some(parent) = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1)) else {
+            return false;
+        };
+        pid = parent.to_owned();
+        let Ok(cmdline) = fs::read(format!("/proc/{pid}/cmdline")) else { return false };
+        let words: Vec<String> = cmdline.split(|b| *b == 0).map(|w| String::from_utf8_lossy(w).into_owned()).collect();
+        if words.first().is_some_and(|exe| Path::new(exe).file_name().is_some_and(|name| name == "mdbook")) {
+            return library_path_given(&words[1..]);
+        }
+    }
+    false
+}
+
+/// Whether `mdbook`'s arguments give a library path.
+fn library_path_given(words: &[String]) -> bool {
+    words.iter().any(|w| {
+        w == "-L" || w == "--library-path" || w.starts_with("--library-path=") || (w.starts_with("-L") && w.len() > 2)
+    })
 }
 
 /// Starts one control plane (building it first where needed), runs the
@@ -514,7 +584,19 @@ fn json_string_array(line: &str, key: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{available_bytes, json_string_array};
+    use super::{available_bytes, json_string_array, library_path_given};
+
+    #[test]
+    fn sees_a_library_path_in_every_spelling_mdbook_takes() {
+        let words = |s: &str| s.split(' ').map(str::to_owned).collect::<Vec<_>>();
+        for given in ["test -L target/book-lib", "test --library-path x", "test --library-path=x", "test -Lx -c Intro"]
+        {
+            assert!(library_path_given(&words(given)), "{given}");
+        }
+        for plain in ["test", "test -c Introduction", "test --chapter Lx"] {
+            assert!(!library_path_given(&words(plain)), "{plain}");
+        }
+    }
 
     #[test]
     fn reads_the_free_space_that_df_reports() {

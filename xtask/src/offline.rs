@@ -1051,7 +1051,7 @@ fn base64(bytes: &[u8]) -> String {
 }
 
 /// The second element of a top-level JSON array, as text.
-fn second_element(json: &str) -> Option<&str> {
+pub(crate) fn second_element(json: &str) -> Option<&str> {
     let bytes = json.as_bytes();
     let mut depth = 0;
     let mut in_string = false;

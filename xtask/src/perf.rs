@@ -1,5 +1,6 @@
-//! `cargo xtask perf [--readme]`: the Rust crate against the real Go
-//! implementations, on identical workloads, in one run.
+//! `cargo xtask perf [--write] [--by-placement] [--fallbacks]`: the Rust
+//! crate against the real Go implementations, on identical workloads, in one
+//! run, and the book's page that reports it.
 //!
 //! Builds `listings/perf` (`workqueue-perf`, the Rust side and its floor) with
 //! `cargo build --release --locked` and `listings/perf/go` (client-go's queue
@@ -8,18 +9,27 @@
 //! [`REPS`] times each, interleaved (one process per measurement, the order
 //! reversed every other repetition) so that machine noise hits all three
 //! alike, takes the median ops/s of each, checks that Go and Rust handed out
-//! the same number of items with the same checksum, and prints a markdown
-//! table. `--readme` also writes it between `<!-- perf:begin -->` and
-//! `<!-- perf:end -->` in README.md. The workloads are defined in
-//! `listings/perf/src/main.rs`.
+//! the same number of items with the same checksum, and prints the report.
+//! `--write` also writes it, whole, as the book's appendix [`PAGE`]: every
+//! figure on that page comes from the run that wrote it. The workloads are
+//! defined in `listings/perf/src/main.rs`.
 //!
-//! Two more kinds of row, in the same run: upstream's own benchmarks
-//! ([`UPSTREAM`]: controller-runtime's and client-go's `func Benchmark…`,
-//! run as they are from test binaries that `go test -c` builds from the
-//! module cache) beside the same operations on the crate, and the hardware's
-//! own costs ([`HW`]: a cache line moved between the cores, an atomic
-//! read-modify-write, a lock/unlock pair alone and contended, a wake-up),
-//! from which a second table derives what the hardware allows per row.
+//! In the same run: upstream's own benchmarks ([`UPSTREAM`]:
+//! controller-runtime's and client-go's `func Benchmark…`, run as they are
+//! from test binaries that `go test -c` builds from the module cache) beside
+//! the same operations on the crate; the hardware's own costs ([`HW`]: a
+//! cache line moved between the cores, an atomic read-modify-write, a
+//! lock/unlock pair alone and contended, a wake-up, a hand-off), from which
+//! a second table derives what the hardware allows per row; and some rows
+//! again with keys that have no reference count ([`COUNT_FREE_ROWS`]), which
+//! says what the key's count costs. For each row that misses a target the
+//! page says, with these numbers, what stands in the way.
+//!
+//! For whoever digs further, two investigations print to stdout only, never
+//! to the page: `--by-placement` measures [`PLACEMENT_ROWS`] again round by
+//! round, sorted by how far apart the cores were and by where tokio ran the
+//! workers; `--fallbacks` lists how often the queues' lock gave up spinning
+//! in each Rust run.
 
 use std::env;
 use std::fs;
@@ -128,6 +138,16 @@ const HW: [&str; 6] = ["hw-pingpong", "hw-wake", "hw-atomic", "hw-lock", "hw-loc
 const BEGIN: &str = "<!-- perf:begin -->";
 const END: &str = "<!-- perf:end -->";
 
+/// The book's appendix that `--write` writes, relative to the root, and
+/// its title (as `src/SUMMARY.md` names it).
+pub const PAGE: &str = "src/performance.md";
+const PAGE_TITLE: &str = "Performance against Go";
+
+/// The first line of [`PAGE`]: what wrote it. `tests/book.rs` lets the page
+/// hold tables only below this line.
+pub const PAGE_STAMP: &str =
+    "<!-- Written whole by `cargo xtask perf --write` from one measurement; never edit it by hand. -->";
+
 /// The three programs of one row.
 #[derive(Clone, Copy, PartialEq)]
 enum Side {
@@ -208,11 +228,18 @@ fn ratio_range(a: &[Sample], b: &[Sample]) -> (f64, f64) {
 }
 
 pub fn perf(args: &[String]) -> Result {
-    let mut readme = false;
+    let (mut write, mut by_placement, mut fallbacks) = (false, false, false);
     for arg in args {
         match arg.as_str() {
-            "--readme" => readme = true,
-            other => return Err(format!("perf: unknown argument {other:?}; usage: cargo xtask perf [--readme]")),
+            "--write" => write = true,
+            "--by-placement" => by_placement = true,
+            "--fallbacks" => fallbacks = true,
+            "--readme" => return Err(format!("perf: --readme is now --write, which writes the report into {PAGE}")),
+            other => {
+                return Err(format!(
+                    "perf: unknown argument {other:?}; usage: cargo xtask perf [--write] [--by-placement] [--fallbacks]"
+                ));
+            }
         }
     }
     let rust_bin = build_rust()?;
@@ -362,7 +389,7 @@ pub fn perf(args: &[String]) -> Result {
         hw.transfer_ns, hw.wake_ns, hw.atomic_ns, hw.lock_ns, hw.lock_contended_ns, hw.handoff_ns
     );
     let (mut placement_rows, mut thread_rows) = (Vec::new(), Vec::new());
-    for name in PLACEMENT_ROWS {
+    for name in PLACEMENT_ROWS.iter().copied().filter(|_| by_placement) {
         let (mut go, mut rust, mut rust_threads) = (Vec::new(), Vec::new(), Vec::new());
         for process in 0..PLACEMENT_PROCESSES {
             let order = if process % 2 == 0 { [Side::Go, Side::Rust] } else { [Side::Rust, Side::Go] };
@@ -408,7 +435,7 @@ pub fn perf(args: &[String]) -> Result {
         thread_rows.push(ThreadRow::new(name, &go, &rust_threads));
     }
     let mut handoff_rounds = Vec::new();
-    for _ in 0..PLACEMENT_PROCESSES {
+    for _ in (0..PLACEMENT_PROCESSES).filter(|_| by_placement) {
         let (_, comments) = measure(&rust_bin, &["--by-placement"], "hw-handoff")?;
         handoff_rounds.extend(rounds_of(&comments));
     }
@@ -417,28 +444,25 @@ pub fn perf(args: &[String]) -> Result {
     let took = started.elapsed();
 
     facts.rustc = command_line("rustc", &["--version"]);
-    let report = format!(
-        "{}\n{}\n{}\n{}\n{}\n{}",
-        report(&rows, &facts),
-        hardware_report(&rows, &hw),
-        placement_report(&placement_rows, &handoff, &hw),
-        threads_report(&thread_rows, handoff_kept),
-        count_free_report(&count_free_rows, &hw),
-        lock_report(&rows, &hw)
-    );
-    println!("{report}");
+    let measured = Measurement { rows, facts, hw, count_free: count_free_rows, when: utc_now(), took };
+    let page = page(&measured);
+    println!("{page}");
+    println!("{}", count_free_report(&measured.count_free, &measured.hw));
+    if by_placement {
+        println!("{}", placement_report(&placement_rows, &handoff, &measured.hw));
+        println!("{}", threads_report(&thread_rows, handoff_kept));
+    }
+    if fallbacks {
+        println!("{}", lock_report(&measured.rows, &measured.hw));
+    }
     println!("measured in {:.0} s after the builds", took.as_secs_f64());
     if !mismatches.is_empty() {
         return Err(format!("Go and Rust did not do the same work:\n{}", mismatches.join("\n")));
     }
-    if readme {
-        let stamp = format!(
-            "Measured {} with `cargo xtask perf --readme` ({:.0} s after the builds).",
-            utc_now(),
-            took.as_secs_f64()
-        );
-        write_readme(&format!("{report}\n{stamp}\n"))?;
-        eprintln!("xtask: wrote the table into README.md");
+    if write {
+        let path = root().join(PAGE);
+        fs::write(&path, &page).map_err(|e| format!("writing {}: {e}", path.display()))?;
+        eprintln!("xtask: wrote the report into {PAGE}; review it with `git diff -- {PAGE}`");
     }
     Ok(())
 }
@@ -1212,6 +1236,181 @@ fn report(rows: &[Row], facts: &Facts) -> String {
     out
 }
 
+/// Everything one run measured that the page reports.
+struct Measurement {
+    rows: Vec<Row>,
+    facts: Facts,
+    hw: Hardware,
+    count_free: Vec<CountFreeRow>,
+    /// When the run ended, as `YYYY-MM-DD HH:MM UTC`, and how long it took
+    /// after the builds.
+    when: String,
+    took: Duration,
+}
+
+/// The book's appendix, whole: what is compared and how, the main table
+/// between the perf markers with the date and machine of the run, the
+/// hardware's costs from the same run, and for each row that misses a
+/// target a paragraph on what stands in the way, with its numbers. The
+/// prose around the figures says only how they were measured, never what
+/// they turned out to be: that is the figures' and the verdicts' job.
+fn page(m: &Measurement) -> String {
+    let mut out = String::new();
+    out.push_str(PAGE_STAMP);
+    out.push_str(&format!("\n# {PAGE_TITLE}\n\n"));
+    out.push_str(INTRO);
+    out.push_str("\n## The comparison\n\n");
+    out.push_str(&format!("{BEGIN}\n"));
+    out.push_str(&format!(
+        "Measured {} on {}, with `cargo xtask perf --write` ({:.0} s after the builds).\n\n",
+        m.when,
+        m.facts.machine(),
+        m.took.as_secs_f64()
+    ));
+    out.push_str(&report(&m.rows, &m.facts));
+    out.push_str(&format!("{END}\n"));
+    out.push_str(TARGETS);
+    out.push_str("\n## What the hardware costs\n\n");
+    out.push_str(&hardware_report(&m.rows, &m.hw));
+    out.push_str("\n## What stands in the way\n\n");
+    out.push_str(&obstacles(m));
+    out.push_str("\n## How the port is built\n\n");
+    out.push_str(INSIDE);
+    out.push_str("\n## Measuring it yourself\n\n");
+    out.push_str(YOURSELF);
+    out
+}
+
+/// The page's opening: what is compared, and how.
+const INTRO: &str = "\
+The listings of this book run on `faithful-workqueue`, the book's Rust port \
+of client-go's `util/workqueue` and of controller-runtime's priority queue. \
+A port that behaves like the Go code but runs slower would be a poor thing \
+to copy into a controller, so this page measures it against the Go it ports: \
+the real client-go and controller-runtime at the versions the book pins, on \
+identical workloads, in one run.
+
+Each row is run by a Go program and by a Rust program (`listings/perf/go` and \
+`listings/perf`), and by a third, the *floor*: a loop that does only the lock \
+acquisitions, key hashes and hash-table, FIFO, heap and B-tree operations that \
+the crate's code does for one op, on the same types, and nothing else. The \
+three run interleaved, one process per measurement, so that noise on the \
+machine hits them alike. Both sides print how many items they handed out and \
+a checksum of them, and the run fails if the two differ: a faster queue that \
+does less work would prove nothing. Beside the book's own rows, upstream's own \
+benchmarks run as they are, from the test binaries of client-go's and \
+controller-runtime's packages, with the same operations done on the crate.
+";
+
+/// Under the main table: the targets its verdicts judge.
+const TARGETS: &str = "
+The targets are Rust at least 2× Go on every row at the median, with no run \
+of the row below 1.5× the Go run beside it, and Rust within 2× of the floor. \
+The first says the port is worth copying; the second, that it spends little \
+beyond the operations it cannot avoid.
+";
+
+/// The port's internals, which the introduction points to.
+const INSIDE: &str = "\
+The port keeps upstream's behaviour and its files, not its lines; inside, \
+it differs where Rust does better another way, and those differences are \
+what the rows above measure. The queue's dirty and processing sets are one \
+table of flags, whose capacity is kept, so that a steady add, get and done \
+on a key the queue has seen allocates nothing. Keys are hashed with foldhash, \
+seeded per process as Go's map hash is, before the lock is taken. The queues' \
+lock is a spin lock of its own, released by a plain store: a waiter reads it \
+before it tries it and backs off, doubling its pauses, then yields and naps, \
+so that no thread ever has to wake another. A `get` looks at the queue before \
+it registers as a waiter, and a `done` wakes only a drain that is waiting. The \
+priority queue's add buffer is applied by the calls that read the queue, \
+where controller-runtime applies it in a goroutine. The crate's documentation \
+lists every deliberate difference from upstream, each with a test that shows \
+it, and the differential harness holds the whole to the Go code.
+";
+
+/// How to run it, and what the flags add.
+const YOURSELF: &str = "\
+`cargo xtask perf` builds both sides with their pinned dependencies and \
+prints this report; `cargo xtask perf --write` also writes this page. Run it \
+on a quiet machine: the rows that share the queue between threads move by a \
+factor of two from run to run on a busy one. The workloads are defined at \
+the top of `listings/perf/src/main.rs` and mirrored in \
+`listings/perf/go/main.go`; `cargo test -p workqueue-perf` checks at small \
+sizes that both sides do the same work. Two investigations print more to the \
+terminal, never to this page: `--by-placement` runs the two-worker and \
+eight-worker rows again round by round, sorted by how far apart the cores \
+were and by where tokio ran the workers, and `--fallbacks` lists how often \
+the queues' lock gave up spinning in each Rust run.
+";
+
+/// One paragraph per row that misses a target, with the numbers of the
+/// same run that say what stands in the way; or a sentence that none does.
+fn obstacles(m: &Measurement) -> String {
+    let missed: Vec<&Row> = m.rows.iter().filter(|r| !r.fast_enough() || !r.near_floor()).collect();
+    if missed.is_empty() {
+        return "Every row meets both targets in this run.\n".to_owned();
+    }
+    let ns = |ops_per_s: f64| 1e9 / ops_per_s;
+    let mut out = String::new();
+    for r in missed {
+        let mut text = format!(
+            "**`{}`** takes {} per op in Rust against {} in Go: {:.2}× Go at the median and {:.2}–{:.2}× run by run.",
+            r.name,
+            ns_text(ns(r.rust)),
+            ns_text(ns(r.go)),
+            r.rust_over_go(),
+            r.rust_over_go_range.0,
+            r.rust_over_go_range.1
+        );
+        if !r.fast_enough() {
+            text.push_str(&format!(" 2× Go would be {} per op.", ns_text(ns(2.0 * r.go))));
+        }
+        if r.floor.is_some() {
+            let (locks, transfers) = hardware_per_op(r);
+            let lock_ns = locks * m.hw.lock_ns;
+            if transfers > 0.0 {
+                text.push_str(&format!(
+                    " Each op takes the queue's lock {locks:.0} times ({} uncontended), and when the add and the \
+                     get and done run on different cores the lock's cache line crosses between them both ways \
+                     ({} more, at {} one way here): {} of hardware before any hashing or table work.",
+                    ns_text(lock_ns),
+                    ns_text(transfers * m.hw.transfer_ns),
+                    ns_text(m.hw.transfer_ns),
+                    ns_text(lock_ns + transfers * m.hw.transfer_ns)
+                ));
+            }
+        }
+        if let Some(c) = m.count_free.iter().find(|c| c.name == r.name) {
+            text.push_str(&format!(
+                " Each add, get and done also clones the key twice and drops it twice, four atomic \
+                 read-modify-writes on the key's reference count ({} each here, alone). Built with keys that \
+                 have no count (`--features count-free-keys`: each key a string leaked once, a measurement and \
+                 not a key to use), the same row takes {} per op, {:.2}× Go: the count costs {} per op.",
+                ns_text(m.hw.atomic_ns),
+                ns_text(ns(c.count_free)),
+                c.count_free / c.go,
+                ns_text(ns(c.shared) - ns(c.count_free))
+            ));
+        }
+        if let Some(f) = r.floor.filter(|_| !r.near_floor()) {
+            text.push_str(&format!(
+                " The floor does the same op in {}: Rust takes {:.2}× as long, {} beyond the locks, hashes and \
+                 table operations the floor counts.",
+                ns_text(ns(f)),
+                ns(r.rust) / ns(f),
+                ns_text(ns(r.rust) - ns(f))
+            ));
+        }
+        if r.straddles_a_target() {
+            text.push_str(" Some runs of the row meet the target that the median misses: the verdict is within this machine's noise.");
+        }
+        out.push_str(&text);
+        out.push_str("\n\n");
+    }
+    out.pop();
+    out
+}
+
 /// The hardware's own costs, medians of the `hw-…` rows.
 struct Hardware {
     /// One cache line moved from one core to the other: half a ping-pong
@@ -1250,17 +1449,27 @@ fn hardware_per_op(row: &Row) -> (f64, f64) {
 fn hardware_report(rows: &[Row], hw: &Hardware) -> String {
     let mut out = String::new();
     out.push_str(&format!(
-        "Measured in the same run (medians of {REPS} processes each; `workqueue-perf --workload hw-…`): \
-         a cache line moved between the two cores **{:.1} ns** one way (an `AtomicU64` ping-pong, round trip / 2; \
-         {:.1} ns in the fastest process, {:.1} ns in the slowest); \
-         a sleeping thread woken by the other **{:.0} ns** (`park`/`unpark` ping-pong, round trip / 2); \
-         an uncontended atomic read-modify-write **{:.1} ns**; \
-         a lock/unlock pair of the queues' lock (`faithful_workqueue::sync::Mutex`) **{:.1} ns** alone and **{:.1} ns** per pair with two threads contending; \
-         a key handed from one thread to the other through the least a deduplicating queue does, behind that lock \
-         (a `VecDeque` of keys and a table of 24-byte slots: one thread writes the key's slot and pushes, the other pops, \
-         marks the slot, then locks once more and clears it; a cycle's three lock pairs, no hashing, no task) \
-         **{:.1} ns** per key.\n\n",
-        hw.transfer_ns, hw.transfer_range_ns.0, hw.transfer_range_ns.1, hw.wake_ns, hw.atomic_ns, hw.lock_ns, hw.lock_contended_ns, hw.handoff_ns
+        "Measured in the same run (medians of {REPS} processes each; `workqueue-perf --workload hw-…`):\n\n\
+         * a cache line moved between the two cores: **{:.1} ns** one way (an `AtomicU64` ping-pong, round \
+         trip / 2; {:.1} ns in the fastest process, {:.1} ns in the slowest);\n\
+         * a sleeping thread woken by the other: **{:.0} ns** (`park`/`unpark` ping-pong, round trip / 2);\n\
+         * an uncontended atomic read-modify-write: **{:.1} ns**;\n\
+         * a lock/unlock pair of the queues' lock (`faithful_workqueue::sync::Mutex`): **{:.1} ns** alone, \
+         **{:.1} ns** per pair with two threads contending;\n\
+         * a key handed from one thread to the other through the least a deduplicating queue does, behind \
+         that lock: **{:.1} ns** per key (a `VecDeque` of keys and a table of 24-byte slots: one thread writes \
+         the key's slot and pushes, the other pops, marks the slot, then locks once more and clears it; a \
+         cycle's three lock pairs, no hashing, no task).\n\n\
+         From them, per row, what one op costs the hardware, counted as the legend says, and how far Go, Rust \
+         and 2× Go are from it:\n\n",
+        hw.transfer_ns,
+        hw.transfer_range_ns.0,
+        hw.transfer_range_ns.1,
+        hw.wake_ns,
+        hw.atomic_ns,
+        hw.lock_ns,
+        hw.lock_contended_ns,
+        hw.handoff_ns
     ));
     out.push_str(
         "| workload | hardware per op (legend below) | limit ops/s | Go / limit | Rust / limit | 2× Go / limit | ns/op left at 2× Go |\n",
@@ -1287,38 +1496,26 @@ fn hardware_report(rows: &[Row], hw: &Hardware) -> String {
         ));
     }
     out.push_str(&format!(
-        "\nHow the hardware column counts, per op: `cycles-N`: the floor's 3 lock pairs (add, get, done) and 2 \
-         transfers of the mutex's cache line, because when the add and the get+done of a cycle run on different \
-         cores the lock must reach the getter and come back to the adder; not counted are the key's map entry, FIFO \
-         slot and `Arc` count, which also move when both cores touch them, nor any wake-up ({:.0} ns each), so the \
-         limit is what a queue pays when every cycle's lock crosses the cores. It is not a bound: two threads that \
-         each take the lock several times in a row while the other waits cross it less often, and a Rust or Go \
-         figure above 1.00 is possible. Were every lock pair contended as in the two-thread hammer, a cycle would \
-         take 3 × {:.1} = {:.1} ns; the hand-off, the least a deduplicating queue does across the two threads, moves a \
-         key in {:.1} ns. `burst`: the floor's lock \
-         pair only (the key goes in by reference, `add_ref`, so a deduplicated add touches no reference count); one \
-         thread, no transfers. `delaying`, `priority`: the floor's lock pairs only; one thread at a time. Limit = 1 / (hardware per op); ns/op left at 2× Go = \
-         1 / (2 × Go ops/s) − hardware per op: the time 2× Go leaves for hashing, the FIFO and everything else.\n",
+        "\nHow the hardware column counts, per op:\n\n\
+         * `cycles-N`: the floor's 3 lock pairs (add, get, done) and 2 transfers of the mutex's cache line, \
+         because when the add and the get+done of a cycle run on different cores the lock must reach the \
+         getter and come back to the adder. Not counted are the key's map entry, FIFO slot and `Arc` count, \
+         which also move when both cores touch them, nor any wake-up ({:.0} ns each): the limit is what a \
+         queue pays when every cycle's lock crosses the cores. It is not a bound: two threads that each take \
+         the lock several times in a row while the other waits cross it less often, so a figure above 1.00 \
+         is possible. Were every lock pair contended as in the two-thread hammer, a cycle would take \
+         3 × {:.1} = {:.1} ns; the hand-off moves a key in {:.1} ns.\n\
+         * `burst`: the floor's lock pair only (the key goes in by reference, `add_ref`, so a deduplicated \
+         add touches no reference count); one thread, no transfers.\n\
+         * `delaying`, `priority`: the floor's lock pairs only; one thread at a time.\n\
+         * Limit = 1 / (hardware per op); ns/op left at 2× Go = 1 / (2 × Go ops/s) − hardware per op: the \
+         time 2× Go leaves for hashing, the FIFO and everything else.\n",
         hw.wake_ns,
         hw.lock_contended_ns,
         3.0 * hw.lock_contended_ns,
         hw.handoff_ns
     ));
     out
-}
-
-/// Replaces what is between the perf markers of README.md.
-fn write_readme(block: &str) -> Result {
-    let path = root().join("README.md");
-    let text = fs::read_to_string(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
-    let (Some(begin), Some(end)) = (text.find(BEGIN), text.find(END)) else {
-        return Err(format!("README.md has no {BEGIN} … {END} block"));
-    };
-    if end < begin {
-        return Err(format!("README.md has {END} before {BEGIN}"));
-    }
-    let updated = format!("{}{BEGIN}\n{block}{}", &text[..begin], &text[end..]);
-    fs::write(&path, updated).map_err(|e| format!("writing {}: {e}", path.display()))
 }
 
 /// The first line a command prints, or `unknown`.
@@ -1540,6 +1737,78 @@ mod tests {
         assert!(row(1.0, 2.0, 1.5).fast_enough());
         assert!(!row(1.0, 2.0, 1.49).fast_enough(), "a slow run fails the row");
         assert!(!row(1.0, 1.99, 1.9).fast_enough(), "so does the median");
+    }
+
+    /// A made-up run: `cycles-2` misses 2× Go (1.75×) and has a count-free
+    /// measurement; `burst` meets both targets.
+    fn test_measurement(cycles_rust_ns: f64) -> Measurement {
+        let row = |name: &'static str, go_ns: f64, rust_ns: f64, floor_ns: f64| Row {
+            name,
+            what: "what one op is",
+            go: 1e9 / go_ns,
+            rust: 1e9 / rust_ns,
+            floor: Some(1e9 / floor_ns),
+            rust_over_go_range: (go_ns / rust_ns * 0.9, go_ns / rust_ns * 1.1),
+            floor_over_rust_range: (rust_ns / floor_ns * 0.95, rust_ns / floor_ns * 1.05),
+            floor_counts: "3.00 lock pairs".to_owned(),
+            floor_locks: 3.0,
+            rust_fallbacks: Vec::new(),
+        };
+        Measurement {
+            rows: vec![row("cycles-2", 300.0, cycles_rust_ns, 80.0), row("burst", 30.0, 10.0, 9.0)],
+            facts: Facts {
+                go_version: "go1.26.8".into(),
+                gomaxprocs: "2".into(),
+                tokio_threads: "2".into(),
+                rustc: "rustc 1.95.0".into(),
+            },
+            hw: test_hardware(),
+            count_free: vec![CountFreeRow {
+                name: "cycles-2",
+                go: 1e9 / 300.0,
+                shared: 1e9 / cycles_rust_ns,
+                count_free: 1e9 / 120.0,
+            }],
+            when: "2026-12-03 19:00 UTC".to_owned(),
+            took: Duration::from_secs(140),
+        }
+    }
+
+    #[test]
+    fn the_page_is_the_report_whole_with_the_go_table_first_after_the_marker() {
+        let text = page(&test_measurement(171.4));
+        if std::env::var_os("SHOW_PAGE").is_some() {
+            eprintln!("{text}");
+        }
+        assert!(text.starts_with(&format!("{PAGE_STAMP}\n# {PAGE_TITLE}\n")), "{text}");
+        let after =
+            &text[text.find(BEGIN).expect("the begin marker") + BEGIN.len()..text.find(END).expect("the end marker")];
+        assert!(after.contains("Measured 2026-12-03 19:00 UTC on "), "the run's date and machine: {after}");
+        let first_table = after.lines().find(|l| l.starts_with('|')).unwrap();
+        assert_eq!(
+            first_table,
+            "| workload | Go ops/s | Rust ops/s | Rust/Go (runs) | floor ops/s | floor/Rust (runs) | targets |"
+        );
+        for heading in ["## What the hardware costs", "## What stands in the way", "## How the port is built"] {
+            assert!(text.contains(heading), "{heading}");
+        }
+    }
+
+    #[test]
+    fn a_row_that_misses_a_target_gets_a_paragraph_with_its_numbers() {
+        let text = page(&test_measurement(171.4));
+        let way = text.split("## What stands in the way").nth(1).unwrap().split("\n## ").next().unwrap();
+        assert!(way.contains("**`cycles-2`** takes 171.4 ns per op in Rust against 300.0 ns in Go: 1.75× Go"), "{way}");
+        assert!(way.contains("2× Go would be 150.0 ns per op"), "{way}");
+        assert!(
+            way.contains("(15.0 ns uncontended)") && way.contains("(80.0 ns more, at 40.0 ns one way here)"),
+            "{way}"
+        );
+        assert!(way.contains("the same row takes 120.0 ns per op, 2.50× Go: the count costs 51.4 ns per op"), "{way}");
+        assert!(way.contains("Rust takes 2.14× as long, 91.4 ns beyond"), "the floor target, missed too: {way}");
+        assert!(!way.contains("`burst`"), "a row that meets both targets has no paragraph: {way}");
+        let met = page(&test_measurement(140.0));
+        assert!(met.contains("Every row meets both targets in this run."), "{met}");
     }
 
     #[test]

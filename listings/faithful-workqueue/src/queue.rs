@@ -842,9 +842,12 @@ async fn update_unfinished_work_loop<T: Item>(queue: Weak<Inner<T>>, mut ticker:
 ///
 /// Dropping the lease, returning early with `?`, or unwinding from a panic all
 /// call [`Queue::done`] exactly once. [`Lease::done`] does it explicitly and
-/// consumes the lease, so a second `done` does not compile. The only ways to
-/// reproduce the silent stall are to leak the lease (`std::mem::forget`,
-/// `Box::leak`, a reference cycle) or to keep it alive forever.
+/// consumes the lease, so a second `lease.done()` does not compile. The
+/// lease does not stop [`Queue::done`] itself: `queue.done(lease.item())`
+/// compiles, and the lease's `Drop` then calls `done` a second time, so
+/// finish a leased item through its lease only. The only ways to reproduce
+/// the silent stall are to leak the lease (`std::mem::forget`, `Box::leak`,
+/// a reference cycle) or to keep it alive forever.
 ///
 /// ```
 /// use faithful_workqueue::queue::Queue;

@@ -58,11 +58,12 @@ mod spin_lock {
     /// * **Releasing it** is a plain store with release ordering. `std`'s
     ///   mutex must learn at the unlock whether a thread sleeps on it, so its
     ///   unlock is an atomic swap, a read-modify-write (`xchg` on x86,
-    ///   8.8 ns on the Intel machine of the README's table). Nobody sleeps
-    ///   on this lock waiting to be woken, so there is nothing to learn. On
-    ///   the README's `burst` row (one thread, one lock pair per add) an add
-    ///   took 10.4 ns against 15.3 with `std`'s lock and spaced `try_lock`s
-    ///   before it (medians of 7 interleaved runs).
+    ///   8.8 ns on the Intel machine where this lock was chosen). Nobody
+    ///   sleeps on this lock waiting to be woken, so there is nothing to
+    ///   learn. On the `burst` row of `cargo xtask perf` (one thread, one
+    ///   lock pair per add) an add took 10.4 ns against 15.3 with `std`'s
+    ///   lock and spaced `try_lock`s before it (medians of 7 interleaved
+    ///   runs, on that machine).
     /// * **A waiter reads before it tries**, and backs off exponentially
     ///   between reads: 1, 2, 4, … 8,192 `spin_loop` hints over 14 reads.
     ///   A read only shares the lock's cache line with the holder; a

@@ -413,7 +413,7 @@ fn plain_mdbook_test_says_to_run_cargo_xtask_book_test() {
 /// The first line of the performance appendix (`PAGE_STAMP` in
 /// xtask/src/perf.rs), which only `cargo xtask perf --write` writes.
 const PERF_PAGE_STAMP: &str =
-    "<!-- Written whole by `cargo xtask perf --write` from one measurement; never edit it by hand. -->";
+    "<!-- Written whole from one measurement by `cargo xtask perf`, with its write flag; never edit it by hand. -->";
 
 /// The performance appendix is the report of one run, as the xtask writes
 /// it: its stamp, the run's date and machine, the Go comparison as the first

@@ -1,8 +1,10 @@
 //! Readers download a listing from the book: `book/downloads/<listing>.tar.gz`
-//! for the Rust crate and `<listing>-go.tar.gz` for its Go twin, written by
-//! `cargo xtask book` (xtask/src/archives.rs). This test asks the same code
-//! for every archive (`cargo xtask archives DIR`), unpacks each into a folder
-//! outside the repository, and builds and runs it there, as a reader would:
+//! for the Rust crate and `<listing>-go.tar.gz` for its Go twin, and two
+//! downloads of their own, `kube-reconcile-guard.tar.gz` and
+//! `workqueue-stall-alert.tar.gz`, all written by `cargo xtask book`
+//! (xtask/src/archives.rs). This test asks the same code for every archive
+//! (`cargo xtask archives DIR`), unpacks each into a folder outside the
+//! repository, and builds and runs it there, as a reader would:
 //!
 //! * a Rust archive with `cargo run --locked` (so its Cargo.lock must be
 //!   complete and unchanged), which must print the listing's committed
@@ -13,17 +15,29 @@
 //!   must be complete; the binary then runs in `twin/` and must print the
 //!   twin's committed output (chapter 8's are only built). A Go archive whose
 //!   files, expected output and Go are those of a run where it passed is not
-//!   checked again, except under `CI=true` (see that test for why).
+//!   checked again, except under `CI=true` (see that test for why);
+//! * the guard's archive with `cargo build --locked` and `cargo test
+//!   --locked`, as its README says;
+//! * the alert's archive with the two promtool commands its README gives,
+//!   when promtool is on this machine (`cargo xtask control-plane` builds
+//!   it); its files must be those of `listings/alerts/` in any case.
+//!
+//! Every archive must hold the repository's LICENSE, byte for byte, and a
+//! README whose first line is what the book says the archive shows (a
+//! listing's caption, `Listing N-M: what it shows · ...`), and which names the
+//! chapter that links the archive by title and page. Every archive must be
+//! linked from a page of the book, and every download a page links must be
+//! an archive.
 //!
 //! The unpacked archives live in one scratch tree under the system's
 //! temporary folder and are kept between runs: an archive is unpacked into a
 //! staging folder and a file whose content did not change is not rewritten
 //! (the archives' own times are all 1970), so cargo rebuilds only what
 //! changed. What the builds write goes to `target/copy-out/` of this
-//! checkout (Go's binaries to `target/copy-out/go/`), so it is removed with
-//! the checkout instead of piling up in the temporary folder. Each Rust
-//! archive is a workspace of its own, so cargo reads only its manifest and
-//! the path dependencies inside it.
+//! checkout (Go's binaries to `target/copy-out/go/`, the guard's build to
+//! `target/copy-out-guard/`), so it is removed with the checkout instead of
+//! piling up in the temporary folder. Each Rust archive is a workspace of its
+//! own, so cargo reads only its manifest and the path dependencies inside it.
 
 mod common;
 
@@ -69,9 +83,8 @@ fn path_dependencies(crate_dir: &Path) -> Vec<PathBuf> {
 
 /// Makes `to` a copy of `from`, leaving alone the files that are already
 /// equal (so their times do not change) and removing what `from` lacks.
-/// `target` folders are not part of a copy; `keep` names files of `to` that
-/// the test writes itself.
-fn sync_dir(from: &Path, to: &Path, keep: &[&str]) {
+/// `target` folders are not part of a copy.
+fn sync_dir(from: &Path, to: &Path) {
     fs::create_dir_all(to).unwrap();
     let mut wanted = Vec::new();
     for entry in fs::read_dir(from).unwrap() {
@@ -82,7 +95,7 @@ fn sync_dir(from: &Path, to: &Path, keep: &[&str]) {
         }
         let dest = to.join(&name);
         if path.is_dir() {
-            sync_dir(&path, &dest, &[]);
+            sync_dir(&path, &dest);
         } else {
             let bytes = fs::read(&path).unwrap();
             if fs::read(&dest).ok().as_deref() != Some(&bytes[..]) {
@@ -94,19 +107,11 @@ fn sync_dir(from: &Path, to: &Path, keep: &[&str]) {
     for entry in fs::read_dir(to).unwrap() {
         let path = entry.unwrap().path();
         let name = path.file_name().unwrap().to_owned();
-        if wanted.contains(&name) || keep.iter().any(|k| name == *k) {
+        if wanted.contains(&name) {
             continue;
         }
         if path.is_dir() { fs::remove_dir_all(&path).unwrap() } else { fs::remove_file(&path).unwrap() }
     }
-}
-
-/// Writes the workspace's lock file into a copied crate, to keep the copy on
-/// the versions the book was checked with. Cargo trims the entries the copy
-/// does not use, so it is written afresh every run; a lock file's time does
-/// not make cargo rebuild anything.
-fn copy_lock_file(copied: &Path) {
-    fs::copy(common::root().join("Cargo.lock"), copied.join("Cargo.lock")).unwrap();
 }
 
 /// Every archive, made once per run by `cargo xtask archives` and unpacked
@@ -156,7 +161,7 @@ fn unpacked() -> &'static Path {
             );
         }
         // Unchanged files keep their times; folders of archives that are gone go.
-        sync_dir(&staging, &tree, &[]);
+        sync_dir(&staging, &tree);
         fs::remove_dir_all(&staging).unwrap();
         tree
     })
@@ -338,25 +343,29 @@ fn every_go_twin_builds_and_runs_from_its_archive() {
 }
 
 /// The middleware crate of chapter 9 is meant to be copied alone: it must
-/// depend on no other crate of this repository, build on its own, and pass
-/// its tests and doctests in a folder of its own.
+/// depend on no other crate of this repository, and its archive must build
+/// and pass its tests and doctests unpacked, with the commands its README
+/// gives.
 #[test]
-fn the_reconcile_guard_passes_its_tests_when_copied_out_alone() {
-    let guard = common::root().join("listings/kube-reconcile-guard");
+fn the_reconcile_guard_builds_and_passes_its_tests_from_its_archive() {
+    let guard = common::root().join("listings").join(GUARD);
     assert!(
         path_dependencies(&guard).is_empty(),
         "kube-reconcile-guard must not depend on crates of this repository by path"
     );
-    let scratch = scratch("copy-out-guard");
-    let copied = scratch.join("kube-reconcile-guard");
-    sync_dir(&guard, &copied, &["Cargo.lock"]);
-    copy_lock_file(&copied);
+    let unpacked = unpacked().join(GUARD);
+    let readme = fs::read_to_string(unpacked.join("README.md")).unwrap_or_default();
+    let command = "cargo build --locked && cargo test --locked";
+    assert!(readme.contains(command), "{GUARD}'s README does not give `{command}`:\n{readme}");
+    for file in ["Cargo.toml", "Cargo.lock", ".cargo/config.toml", "src/lib.rs"] {
+        assert!(unpacked.join(file).is_file(), "{GUARD}'s archive has no {file}");
+    }
     // It must build as a library on its own (its .cargo/config.toml picks
     // k8s-openapi's version there) and pass its tests.
     for step in ["build", "test"] {
         let out = Command::new(env!("CARGO"))
-            .current_dir(&copied)
-            .args([step, "--quiet"])
+            .current_dir(&unpacked)
+            .args([step, "--locked", "--quiet"])
             .env("CARGO_TARGET_DIR", target_dir("copy-out-guard"))
             .env("CARGO_PROFILE_DEV_DEBUG", NO_DEBUG_INFO)
             .env_remove("RUST_BACKTRACE")
@@ -364,11 +373,335 @@ fn the_reconcile_guard_passes_its_tests_when_copied_out_alone() {
             .expect("cargo can be started");
         assert!(
             out.status.success(),
-            "kube-reconcile-guard copied to {}: `cargo {step}` failed: {}\n{}\n{}",
-            copied.display(),
+            "kube-reconcile-guard unpacked in {}: `cargo {step} --locked` failed: {}\n{}\n{}",
+            unpacked.display(),
             out.status,
             String::from_utf8_lossy(&out.stdout),
             String::from_utf8_lossy(&out.stderr)
         );
     }
+}
+
+/// The alert's archive is `listings/alerts/` as it is, plus its README and
+/// LICENSE, and the promtool commands of its README pass in the unpacked
+/// folder. promtool is built by `cargo xtask control-plane` (and by the
+/// first `cargo xtask test`, after this test has run): without it only the
+/// files are compared, and `api_server.rs` runs the same two commands over
+/// `listings/alerts/`, whose files these must equal.
+#[test]
+fn the_stall_alert_passes_its_rule_tests_from_its_archive() {
+    let unpacked = unpacked().join(ALERT);
+    let alerts = common::root().join("listings/alerts");
+    let mut want: Vec<String> = common::sorted_entries(&alerts).iter().map(|f| file_name(f)).collect();
+    want.extend(["LICENSE".to_owned(), "README.md".to_owned()]);
+    want.sort();
+    let got: Vec<String> = common::sorted_entries(&unpacked).iter().map(|f| file_name(f)).collect();
+    assert_eq!(got, want, "the files of {ALERT}'s archive, against listings/alerts/ with a LICENSE and README");
+    for file in common::sorted_entries(&alerts) {
+        assert!(
+            fs::read(&file).unwrap() == fs::read(unpacked.join(file_name(&file))).unwrap(),
+            "{ALERT}'s {} differs from listings/alerts/'s",
+            file_name(&file)
+        );
+    }
+    let readme = fs::read_to_string(unpacked.join("README.md")).unwrap();
+    let commands: Vec<Vec<&str>> = shell_blocks(&readme)
+        .into_iter()
+        .filter(|line| line.starts_with("promtool "))
+        .map(|line| line.split_whitespace().skip(1).collect())
+        .collect();
+    let gives = |args: &[&str]| commands.iter().any(|c| c == args);
+    for args in [["check", "rules", "workqueue-stall.rules.yml"], ["test", "rules", "workqueue-stall.test.yml"]] {
+        assert!(gives(&args), "{ALERT}'s README does not give `promtool {}`:\n{readme}", args.join(" "));
+    }
+    let Some(promtool) = promtool() else {
+        eprintln!(
+            "the_stall_alert_passes_its_rule_tests_from_its_archive: promtool not found (PROMTOOL, or where \
+             `cargo xtask control-plane` builds it); compared the archive's files only"
+        );
+        return;
+    };
+    for args in &commands {
+        let out = Command::new(&promtool).current_dir(&unpacked).args(args).output().expect("promtool can be started");
+        let printed = String::from_utf8_lossy(&out.stdout);
+        assert!(
+            out.status.success() && printed.contains("SUCCESS"),
+            "{ALERT} unpacked in {}: `promtool {}` failed ({}):\n{printed}{}",
+            unpacked.display(),
+            args.join(" "),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+/// `PROMTOOL`, or the promtool `cargo xtask control-plane` builds: beside
+/// etcd in `KUBEBUILDER_ASSETS`, else in its versioned folder of the data
+/// home, for the Prometheus release `tools/control-plane/promtool` pins.
+fn promtool() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("PROMTOOL").filter(|p| !p.is_empty()) {
+        return Some(PathBuf::from(path));
+    }
+    if let Some(assets) = std::env::var_os("KUBEBUILDER_ASSETS").filter(|p| !p.is_empty()) {
+        let own = PathBuf::from(assets).join("promtool");
+        if own.is_file() {
+            return Some(own);
+        }
+    }
+    let go_mod = fs::read_to_string(common::root().join("tools/control-plane/promtool/go.mod")).ok()?;
+    // Prometheus 3.x.y is the Go module version v0.3xx.y.
+    let module = go_mod.lines().find_map(|l| l.trim().strip_prefix("github.com/prometheus/prometheus v0."))?;
+    let (minor, patch) = module.split_whitespace().next()?.split_once('.')?;
+    let minor: u32 = minor.parse().ok()?;
+    let release = format!("{}.{}.{patch}", minor / 100, minor % 100);
+    let data = match std::env::var_os("XDG_DATA_HOME").filter(|d| !d.is_empty()) {
+        Some(dir) => PathBuf::from(dir),
+        None => PathBuf::from(std::env::var_os("HOME")?).join(".local/share"),
+    };
+    let path = data.join(format!("forget-is-not-delete/promtool-{release}-linux-amd64/promtool"));
+    path.is_file().then_some(path)
+}
+
+/// The archive of `listings/kube-reconcile-guard/`, and of `listings/alerts/`.
+const GUARD: &str = "kube-reconcile-guard";
+const ALERT: &str = "workqueue-stall-alert";
+
+/// Every archive holds the repository's LICENSE and a README that says what
+/// it shows, in the words the book uses, and where it is in the book; every
+/// archive is linked from the book, and every download the book links is an
+/// archive.
+#[test]
+fn every_archive_has_the_licence_and_a_readme_that_names_its_chapter() {
+    let tree = unpacked();
+    let licence = fs::read(common::root().join("LICENSE")).expect("the repository has a LICENSE");
+    let pages = pages();
+    let mut failures = Vec::new();
+    let archives: Vec<String> = common::sorted_entries(tree).iter().map(|f| file_name(f)).collect();
+    for name in [GUARD, ALERT] {
+        if !archives.iter().any(|a| a == name) {
+            failures.push(format!("no archive {name}.tar.gz"));
+        }
+    }
+    for name in &archives {
+        let folder = tree.join(name);
+        if fs::read(folder.join("LICENSE")).ok().as_deref() != Some(&licence[..]) {
+            failures.push(format!("{name}: no LICENSE equal to the repository's"));
+        }
+        let readme = fs::read_to_string(folder.join("README.md")).unwrap_or_default();
+        let flat = one_line(&readme);
+        let link = format!("downloads/{name}.tar.gz");
+        let linking: Vec<&Page> = pages.iter().filter(|p| p.links(&link)).collect();
+        if linking.is_empty() {
+            failures.push(format!("{name}: no page of src/ links {link}"));
+            continue;
+        }
+        // The chapter: the page whose caption (or, for the guard and the
+        // alert, prose) links the archive, by its title and rendered page.
+        let named = linking.iter().any(|p| flat.contains(&format!("\"{}\" (`{}.html` in the book)", p.title, p.stem)));
+        if !named {
+            let want: Vec<String> =
+                linking.iter().map(|p| format!("\"{}\" (`{}.html` in the book)", p.title, p.stem)).collect();
+            failures.push(format!("{name}: its README does not name its chapter as {}", want.join(" or ")));
+        }
+        let heading = readme.lines().next().unwrap_or_default();
+        if name.starts_with("listing-") {
+            let (page, captions) = linking
+                .iter()
+                .map(|p| {
+                    (*p, p.captions().into_iter().filter(|c| c.contains(&format!("\"{link}\""))).collect::<Vec<_>>())
+                })
+                .find(|(_, c)| !c.is_empty())
+                .unwrap_or((linking[0], Vec::new()));
+            if let Some(problem) = heading_problem(heading, page, &captions, &link) {
+                failures.push(format!("{name}: its README's first line, `{heading}`, {problem}"));
+            }
+        } else if name == GUARD {
+            let manifest = fs::read_to_string(common::root().join("listings").join(GUARD).join("Cargo.toml")).unwrap();
+            let description = manifest.lines().find_map(|l| l.strip_prefix("description = \"")?.strip_suffix('"'));
+            let description = one_line(description.unwrap_or("its Cargo.toml has no description"));
+            if heading != format!("# {GUARD}") || !flat.to_lowercase().contains(&description.to_lowercase()) {
+                failures.push(format!("{name}: its README does not start `# {GUARD}` and say \"{description}\""));
+            }
+        } else if name == ALERT {
+            let rules = fs::read_to_string(common::root().join("listings/alerts/workqueue-stall.rules.yml")).unwrap();
+            let comment: Vec<&str> = rules.lines().map_while(|l| l.strip_prefix('#')).collect();
+            let first_line = one_line(comment.first().copied().unwrap_or("the rule file has no opening comment"));
+            if !heading.starts_with("# WorkqueueKeyHeldTooLong") || !flat.contains(&first_line) {
+                failures
+                    .push(format!("{name}: its README does not start with the alert's name and say \"{first_line}\""));
+            }
+        } else {
+            failures.push(format!("{name}: an archive this test does not know"));
+        }
+    }
+    // Every download a page links is an archive, so no link of the book is
+    // left dangling by a renamed or removed listing.
+    for page in &pages {
+        for archive in page.downloads() {
+            if !archives.iter().any(|a| format!("{a}.tar.gz") == archive) {
+                failures.push(format!("src/{}.md links downloads/{archive}, which is no archive", page.stem));
+            }
+        }
+    }
+    assert!(archives.len() >= 30, "expected the book's archives, found {}", archives.len());
+    assert!(failures.is_empty(), "\n{}", failures.join("\n"));
+}
+
+/// What is wrong with a listing's README heading, if anything. It is the
+/// start of the one caption that links the archive, `Listing N-M: ` and its
+/// words up to the links (` · `). A listing without a caption is the program
+/// of a page of its own (the cheat sheet): its heading is the page's title
+/// and the opening sentence of the paragraph that links it.
+fn heading_problem(heading: &str, page: &Page, captions: &[&str], link: &str) -> Option<String> {
+    let (said, source) = match captions {
+        [caption] => {
+            let Some(said) = heading.strip_prefix("# Listing ") else {
+                return Some("does not start `# Listing N-M: `".to_owned());
+            };
+            (format!("Listing {said}"), caption_text(caption))
+        }
+        [] => {
+            let Some(paragraph) = page.markdown.split("\n\n").find(|p| p.contains(&format!("\"{link}\""))) else {
+                return Some(format!(
+                    "has no caption or paragraph of src/{}.md linking {link} to come from",
+                    page.stem
+                ));
+            };
+            let Some(said) = heading.strip_prefix(&format!("# {}: ", page.title)) else {
+                return Some(format!(
+                    "does not start `# {}: ` (src/{}.md links it without a caption)",
+                    page.title, page.stem
+                ));
+            };
+            (said.to_owned(), caption_text(paragraph))
+        }
+        _ => {
+            return Some(format!(
+                "cannot be one caption's: {} captions in src/{}.md link {link}",
+                captions.len(),
+                page.stem
+            ));
+        }
+    };
+    // The first letter may be lowered (`What the switch does` as `Cheat
+    // sheet: what the switch does`).
+    let starts = source.get(..said.len()).is_some_and(|start| start.eq_ignore_ascii_case(&said));
+    let rest = source.get(said.len()..).unwrap_or_default();
+    let ends = rest.is_empty() || [" · ", "·", ". ", "."].iter().any(|end| rest.starts_with(end));
+    if starts && ends && said.split_whitespace().count() >= 4 {
+        return None;
+    }
+    Some(format!(
+        "is not the start of its caption or paragraph in src/{}.md, up to ` · ` or a full stop: {source:?}",
+        page.stem
+    ))
+}
+
+/// One page of `src/`, as `SUMMARY.md` lists them.
+struct Page {
+    /// `ch04-forget` for `src/ch04-forget.md`.
+    stem: String,
+    /// Its `# ` heading.
+    title: String,
+    markdown: String,
+}
+
+impl Page {
+    fn links(&self, target: &str) -> bool {
+        self.markdown.contains(&format!("\"{target}\"")) || self.markdown.contains(&format!("({target})"))
+    }
+
+    /// The archives it links, by file name.
+    fn downloads(&self) -> Vec<String> {
+        self.markdown
+            .split("downloads/")
+            .skip(1)
+            .filter_map(|rest| {
+                let end = rest.find(['"', ')'])?;
+                rest[..end].ends_with(".tar.gz").then(|| rest[..end].to_owned())
+            })
+            .collect()
+    }
+
+    /// Its captions' HTML, each from `class="caption"` to the end of its block.
+    fn captions(&self) -> Vec<&str> {
+        self.markdown
+            .match_indices("class=\"caption\"")
+            .map(|(at, _)| {
+                let rest = &self.markdown[at..];
+                &rest[..rest.find("\n\n").unwrap_or(rest.len())]
+            })
+            .collect()
+    }
+}
+
+fn pages() -> Vec<Page> {
+    let src = common::root().join("src");
+    let summary = fs::read_to_string(src.join("SUMMARY.md")).unwrap();
+    summary
+        .split("](")
+        .skip(1)
+        .filter_map(|piece| piece.split(')').next()?.strip_suffix(".md").map(str::to_owned))
+        .map(|stem| {
+            let markdown = fs::read_to_string(src.join(format!("{stem}.md"))).unwrap();
+            let title = markdown.lines().find_map(|l| l.strip_prefix("# ")).unwrap_or_default().trim().to_owned();
+            Page { stem, title, markdown }
+        })
+        .collect()
+}
+
+/// A caption (from `Listing`) or a paragraph as a reader reads it: tags dropped, `<code>` as
+/// backticks, entities decoded, whitespace as single spaces.
+fn caption_text(html: &str) -> String {
+    let mut text = String::new();
+    let mut in_tag = None::<String>;
+    for c in html.chars() {
+        match (&mut in_tag, c) {
+            (None, '<') => in_tag = Some(String::new()),
+            (Some(tag), '>') => {
+                if tag == "code" || tag == "/code" || tag.starts_with("code ") {
+                    text.push('`');
+                }
+                in_tag = None;
+            }
+            (Some(tag), c) => tag.push(c),
+            (None, c) => text.push(c),
+        }
+    }
+    let text = text
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&#39;", "'")
+        .replace("&amp;", "&");
+    let text = one_line(&text);
+    // A caption's own words start at its label; anything before it (a
+    // sign, say) is not part of them.
+    match text.find("Listing ") {
+        Some(at) if html.contains("class=\"caption\"") => text[at..].to_owned(),
+        _ => text,
+    }
+}
+
+/// Runs of whitespace as one space: the READMEs wrap their paragraphs.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The lines of a Markdown file's ```` ```sh ```` blocks.
+fn shell_blocks(markdown: &str) -> Vec<&str> {
+    let mut lines = Vec::new();
+    let mut inside = false;
+    for line in markdown.lines() {
+        if line.starts_with("```") {
+            inside = !inside && line == "```sh";
+        } else if inside {
+            lines.push(line.trim());
+        }
+    }
+    lines
+}
+
+fn file_name(path: &Path) -> String {
+    path.file_name().unwrap().to_string_lossy().into_owned()
 }

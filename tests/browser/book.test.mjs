@@ -15,10 +15,14 @@
 //   - no play button on a code block that uses the workspace's crates
 //     (`faithful_workqueue`); a visible one on a runnable std/tokio/anyhow block;
 // on each chapter (and print.html), every listing caption is visible and says
-// "Listing N-M:" and links archives present in book/downloads/, every folded Go twin (`details.twin`) and every long output
+// "Listing N-M:" and links archives present in book/downloads/ (and a listing
+// with a twin carries its "≡ Go" sign), every Rust block and its Go twin are
+// two tabs that switch together, keep the choice over a reload and on the next
+// page (Rust first on a fresh profile; both show without JavaScript and in
+// print), every long output
 // folded whole under its excerpt (`details.output`) starts closed and shows
 // its code once its summary is clicked; then every `{{#include ../listings/...}}`
-// (outputs, and the Go lines now unfolded) is rendered verbatim, visible, with its
+// (outputs, and the Go lines, left on the Go tab) is rendered verbatim, visible, with its
 // first and last non-empty line in main's text, and every included SVG (the
 // retry curve, the two diagrams) is a visible inline picture with its labels;
 // and the search finds "Forget"; the performance appendix (written by
@@ -120,12 +124,23 @@ function includedText(mdFile, spec) {
 
 /** The listing outputs a chapter includes verbatim: `{{#include ../listings/...}}`
  * (not `rustdoc_include`, which is Rust source), as { spec, lines }. */
+/** `lines` without the leading whitespace all their non-blank lines share. */
+function dedented(lines) {
+  const shared = lines.filter(l => l.trim()).map(l => l.slice(0, l.length - l.trimStart().length))
+    .reduce((a, b) => { if (a === null) return b; let i = 0; while (i < a.length && a[i] === b[i]) i++; return a.slice(0, i); }, null) ?? '';
+  return lines.map(l => l.startsWith(shared) ? l.slice(shared.length) : l);
+}
+
 function chapterOutputs(md) {
   const mdFile = path.join(SRC, md);
   const text = fs.readFileSync(mdFile, 'utf8');
   const outputs = [];
   for (const m of text.matchAll(/\{\{#include\s+(\.\.\/listings\/[^\s}]+)\s*\}\}/g)) {
-    const lines = includedText(mdFile, m[1]).split('\n').map(l => l.trimEnd());
+    let lines = includedText(mdFile, m[1]).split('\n').map(l => l.trimEnd());
+    // Go shows on the page dedented (xtask's dedent-preprocessor strips the
+    // indentation its lines share, so that a fragment from inside a func
+    // starts at column 0), and so it is expected here.
+    if (/\.go$/.test(m[1].split(':')[0])) lines = dedented(lines);
     while (lines.length && lines[lines.length - 1] === '') lines.pop();
     while (lines.length && lines[0] === '') lines.shift();
     outputs.push({ spec: m[1], lines, svg: /\.svg$/.test(m[1].split(':')[0]) });
@@ -330,47 +345,273 @@ async function checkPlayButtons(name, page, seen) {
   return blocks;
 }
 
-/** Captions under listings are visible and numbered; each folded Go twin,
- * and each long output folded whole under its excerpt, is closed at first
- * and shows a non-empty code block once its summary is clicked (and stays
- * open, so the output checks below can see its lines). */
+/** The Rust/Go pairs of a page as its sources have them, in page order: each
+ * `<div class="twin" data-lang="…">` and the listing its include names, so that
+ * a failure says "listing 5-1 (twin/main.go:healthy)" rather than "pair #3".
+ * print.html holds every chapter, in SUMMARY.md's order. */
+function twinsOf(name) {
+  const chapters = summaryChapters();
+  const mds = name === 'print.html' ? chapters.map(ch => ch.md) : chapters.filter(ch => ch.html === name).map(ch => ch.md);
+  const twins = [];
+  for (const md of mds) {
+    const lines = fs.readFileSync(path.join(SRC, md), 'utf8').split('\n');
+    lines.forEach((line, i) => {
+      const m = line.match(/^<div class="twin" data-lang="(\w+)">/);
+      if (!m) return;
+      const inc = lines.slice(i + 1).map(l => l.match(/\{\{#(?:rustdoc_)?include \.\.\/listings\/[^/]+\/listing-(\d\d)-(\d\d)\/([^\s}]+)\s*\}\}/)).find(Boolean);
+      const listing = inc ? `listing ${Number(inc[1])}-${Number(inc[2])} (${inc[3]})` : `the twin on line ${i + 1}`;
+      twins.push({ lang: m[1], what: `${md}: ${listing}` });
+    });
+  }
+  return twins;
+}
+
+/** What each Rust/Go pair on the page shows: its tabs and which panel is
+ * visible, in page order (one entry per `div.twin`). */
+async function tabStates(page) {
+  return page.evaluate(() => {
+    const seen = el => {
+      if (!el) return false;
+      const r = el.getBoundingClientRect();
+      return r.width > 0 && r.height > 0 && el.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true });
+    };
+    return Array.from(document.querySelectorAll('main div.twin')).map(twin => {
+      const group = twin.closest('.lang-tabs');
+      if (!group) return { grouped: false, twinShown: seen(twin.querySelector('pre code')), blockShown: seen(twin.previousElementSibling) };
+      const tabs = Array.from(group.querySelectorAll(':scope > [role="tablist"] > [role="tab"]'));
+      const panels = {};
+      for (const lang of ['rust', 'go']) {
+        const panel = group.querySelector(`:scope > [role="tabpanel"][data-panel="${lang}"]`);
+        const code = panel && panel.querySelector('pre code');
+        panels[lang] = panel && {
+          id: panel.id,
+          labelledBy: panel.getAttribute('aria-labelledby'),
+          shown: seen(code),
+          lines: code ? code.textContent.trim().split('\n').length : 0,
+          language: code && code.classList.contains(`language-${lang}`),
+        };
+      }
+      return {
+        grouped: true,
+        tabs: tabs.map(t => ({ id: t.id, text: t.textContent.trim(), lang: t.dataset.lang, selected: t.getAttribute('aria-selected'), tabIndex: t.tabIndex, controls: t.getAttribute('aria-controls'), button: t.tagName === 'BUTTON' })),
+        panels,
+      };
+    });
+  });
+}
+
+/** Every pair is a "Rust" and a "Go" tab over one panel each, and shows
+ * `lang`'s code and hides the other's; `when` says what the reader did. */
+function checkTabs(name, states, twins, lang, when) {
+  check(name, states.length === twins.length, `${states.length} Go/Rust twins on the page, its sources have ${twins.length}`);
+  states.forEach((s, i) => {
+    const what = `${twins[i]?.what ?? `pair #${i + 1}`}, ${when}`;
+    if (!check(name, s.grouped, `${what}: the twin is not a pair of tabs (tabs.js found no ${twins[i]?.lang === 'go' ? 'Rust' : 'Go'} block right before it)`)) return;
+    const texts = s.tabs.map(t => t.text).join(', ');
+    if (!check(name, texts === 'Rust, Go' && s.tabs.every(t => t.button), `${what}: tabs "${texts}", want buttons "Rust, Go"`)) return;
+    for (const tab of s.tabs) {
+      const other = tab.lang === 'rust' ? 'go' : 'rust';
+      const on = tab.lang === lang;
+      check(name, tab.selected === String(on), `${what}: the ${tab.text} tab has aria-selected=${tab.selected}, want ${on}`);
+      check(name, tab.tabIndex === (on ? 0 : -1), `${what}: the ${tab.text} tab has tabindex ${tab.tabIndex}, want ${on ? 0 : -1} (one tab stop per list)`);
+      const panel = s.panels[tab.lang];
+      if (!check(name, panel && panel.lines > 0 && panel.language, `${what}: no ${tab.text} code in the ${tab.text} panel`)) continue;
+      check(name, tab.controls === panel.id && panel.labelledBy === tab.id, `${what}: the ${tab.text} tab and its panel do not name each other (aria-controls, aria-labelledby)`);
+      check(name, panel.shown === on, on ? `${what}: the ${tab.text} code is not visible` : `${what}: the ${tab.text} code is visible beside the ${s.panels[other] ? (other === 'go' ? 'Go' : 'Rust') : ''} code`);
+    }
+  });
+}
+
+/** The reader's language, as the page stored it. */
+const storedLanguage = page => page.evaluate(() => window.localStorage.getItem('forget-is-not-delete.language'));
+
+/** Picks `lang` on the page's `index`th pair (by clicking its tab) and
+ * returns the page's pairs afterwards. A check that must see every Rust (or
+ * Go) block, such as a width check, can call this first. */
+async function chooseLanguage(page, lang, index = 0) {
+  const tab = page.locator('main .lang-tabs').nth(index).locator(`[role="tab"][data-lang="${lang}"]`);
+  await tab.click();
+  return tabStates(page);
+}
+
+// The language every page of the main run opens with: Rust on the fresh
+// profile, then whatever the page before left (Go), which is the check that
+// the choice follows the reader to another page.
+let tabsExpected = 'rust';
+let tabsReloaded = false;
+
+/** Captions under listings are visible and numbered, and link their files'
+ * archives; a listing with a Go twin carries the twin's sign. Each Rust block
+ * with a Go twin is a pair of tabs: the page opens on the language chosen
+ * before (Rust on a fresh profile), a click on the other tab switches every
+ * pair of the page, and the choice is stored, kept over a reload (checked on
+ * the first page with pairs) and on the next page. The page is left on Go,
+ * so that the output checks below see the Go lines it includes. Each long
+ * output, folded whole under its excerpt, is closed at first and shows a
+ * non-empty code block once its summary is clicked (and stays open). */
 async function checkCaptionsAndTwins(name, page) {
   const captions = await page.evaluate(() => Array.from(document.querySelectorAll('main .caption')).map(el => {
     el.scrollIntoView({ block: 'center' });
     const r = el.getBoundingClientRect();
-    return { text: el.innerText.trim(), visible: r.width > 0 && r.height > 0 && el.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true }) };
+    const sign = el.querySelector('.twin-sign');
+    return {
+      text: el.innerText.trim(),
+      visible: r.width > 0 && r.height > 0 && el.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true }),
+      links: !!el.querySelector(':scope > .caption-links'),
+      archives: Array.from(el.querySelectorAll('a'), a => a.getAttribute('href')),
+      sign: sign && { text: sign.textContent.trim(), title: sign.getAttribute('title') || '', visible: sign.checkVisibility({ checkVisibilityCSS: true }) },
+    };
   }));
   for (const c of captions) {
-    check(name, /^Listing \d+-\d+: /.test(c.text), `caption "${c.text.slice(0, 60)}" does not start with "Listing N-M: "`);
-    check(name, c.visible, `caption "${c.text.slice(0, 60)}" is not visible`);
+    const what = `caption "${c.text.slice(0, 60)}"`;
+    check(name, /^Listing \d+-\d+: /.test(c.text), `${what} does not start with "Listing N-M: "`);
+    check(name, c.visible, `${what} is not visible`);
+    check(name, c.links && / · /.test(c.text), `${what}: no " · " and small links after what the listing shows`);
+    // A listing with a crate and a twin is marked by a sign that explains
+    // itself on hover; the introduction makes the promise once.
+    const twinned = c.archives.some(h => /-go\.tar\.gz$/.test(h)) && c.archives.some(h => /\d\.tar\.gz$/.test(h));
+    if (twinned) {
+      check(name, c.sign && /^(≡ )?Go$/.test(c.sign.text) && c.sign.visible, `${what}: a listing with a Go twin, but no visible "≡ Go" or "Go" sign`);
+      check(name, c.sign && /^The Go twin, twin\/\S+, .*checks it on every run\.$/.test(c.sign.title), `${what}: the twin's sign has no title saying what the twin prints ("${c.sign?.title ?? ''}")`);
+      check(name, !c.sign || (c.sign.text === '≡ Go') === /prints the same bytes/.test(c.sign.title), `${what}: the sign "${c.sign?.text}" does not match its title ("${c.sign?.title}")`);
+    } else {
+      check(name, !c.sign, `${what}: a twin's sign on a listing with no crate and twin`);
+    }
   }
   // A caption's download links name archives that `cargo xtask book` wrote.
-  const downloads = await page.evaluate(() => Array.from(document.querySelectorAll('main .caption a'), a => a.getAttribute('href')));
+  const downloads = captions.flatMap(c => c.archives);
   for (const href of downloads) {
     check(name, /^downloads\/listing-\d\d-\d\d(-go)?\.tar\.gz$/.test(href), `caption link "${href}" is not an archive under downloads/`);
     check(name, fs.existsSync(path.join(BOOK, href)), `caption link "${href}": no such file in the rendered book`);
   }
-  // Go twins and long outputs fold the same way.
-  const unfold = async (selector, what) => {
-    const count = await page.locator(selector).count();
-    for (let i = 0; i < count; i++) {
-      const details = page.locator(selector).nth(i);
-      const closed = await details.evaluate(d => !d.open);
-      check(name, closed, `${what} #${i + 1} is unfolded before anyone clicks it`);
-      await details.locator('summary').click();
-      const shown = await details.evaluate(d => {
-        const code = d.querySelector('pre code');
-        if (!d.open || !code) return false;
-        const r = code.getBoundingClientRect();
-        return r.width > 0 && r.height > 0 && code.textContent.trim().length > 0;
-      });
-      check(name, shown, `${what} #${i + 1} shows no code after its summary is clicked`);
+
+  // Rust or Go.
+  const twins = twinsOf(name);
+  let states = await tabStates(page);
+  if (states.length || twins.length) {
+    checkTabs(name, states, twins, tabsExpected, tabsExpected === 'rust' ? 'on a fresh profile' : 'as the page before left it');
+    const other = tabsExpected === 'rust' ? 'go' : 'rust';
+    if (states.length && states.every(s => s.grouped)) {
+      // Clicked on the last pair: every pair switches, not just that one.
+      states = await chooseLanguage(page, other, states.length - 1);
+      checkTabs(name, states, twins, other, `after a click on the ${other} tab of the last pair`);
+      check(name, await storedLanguage(page) === other, `the choice of ${other} is not stored (localStorage)`);
+      if (other !== 'go') {
+        states = await chooseLanguage(page, 'go', 0);
+        checkTabs(name, states, twins, 'go', 'after a click on the Go tab of the first pair');
+      }
+      if (!tabsReloaded) {
+        tabsReloaded = true;
+        await page.reload({ waitUntil: 'load' });
+        checkTabs(name, await tabStates(page), twins, 'go', 'after choosing Go and reloading the page');
+      }
+      tabsExpected = 'go';
     }
-    return count;
+  }
+
+  // Long outputs are folded.
+  const count = await page.locator('main details.output').count();
+  for (let i = 0; i < count; i++) {
+    const details = page.locator('main details.output').nth(i);
+    const closed = await details.evaluate(d => !d.open);
+    check(name, closed, `folded output #${i + 1} is unfolded before anyone clicks it`);
+    await details.locator('summary').click();
+    const shown = await details.evaluate(d => {
+      const code = d.querySelector('pre code');
+      if (!d.open || !code) return false;
+      const r = code.getBoundingClientRect();
+      return r.width > 0 && r.height > 0 && code.textContent.trim().length > 0;
+    });
+    check(name, shown, `folded output #${i + 1} shows no code after its summary is clicked`);
+  }
+  return { captions: captions.length, twins: states.length, outputs: count, downloads: downloads.length };
+}
+
+/** Rust or Go where the main run cannot look: a fresh profile opens on Rust
+ * and stores nothing until the reader picks; the arrow keys move the choice
+ * and the focus; without JavaScript, and when the page is printed (the PDF is
+ * print.html, printed), both blocks of every pair show, one after the other,
+ * with no tabs. Screenshots of one chapter at 1280 and 390 px in both
+ * languages go to target/screenshots/. */
+const TABS_PAGE = 'ch05-silent-stall.html';
+async function checkTabsElsewhere(browser, origin) {
+  const before = failures.length;
+  const name = `${TABS_PAGE} (fresh profile)`;
+  const twins = twinsOf(TABS_PAGE);
+  const info = [];
+  // The first pair near the top of the window, as a reader scrolls to it.
+  const shoot = async (page, width, lang) => {
+    await page.evaluate(() => {
+      const top = document.querySelector('main .lang-tabs').getBoundingClientRect().top;
+      window.scrollBy(0, top - 120);
+    });
+    const file = path.join(SHOTS, `tabs-${TABS_PAGE.replace(/\.html$/, '')}-${width}-${lang}.png`);
+    await page.screenshot({ path: file });
+    info.push(path.relative(repo, file));
   };
-  const twins = await unfold('main details.twin', 'Go twin');
-  const outputs = await unfold('main details.output', 'folded output');
-  return { captions: captions.length, twins, outputs, downloads: downloads.length };
+
+  const fresh = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  try {
+    const { page } = await open(fresh, origin, TABS_PAGE);
+    checkTabs(name, await tabStates(page), twins, 'rust', 'on a fresh profile');
+    check(name, await storedLanguage(page) === null, 'a choice is stored before the reader made one');
+    await shoot(page, 1280, 'rust');
+    // The keyboard: the selected tab is the list's one tab stop; the arrow
+    // keys move to the other tab and choose it (and do not turn the page,
+    // which mdBook does with them elsewhere).
+    const first = page.locator('main .lang-tabs').first();
+    await first.locator('[role="tab"][data-lang="rust"]').focus();
+    await page.keyboard.press('ArrowRight');
+    checkTabs(name, await tabStates(page), twins, 'go', 'after ArrowRight on the Rust tab');
+    check(name, await page.evaluate(() => document.activeElement?.getAttribute('data-lang') === 'go' && document.activeElement.getAttribute('role') === 'tab'), 'ArrowRight on the Rust tab does not move the focus to the Go tab');
+    check(name, await storedLanguage(page) === 'go', 'the choice of Go by keyboard is not stored');
+    await shoot(page, 1280, 'go');
+    await page.keyboard.press('ArrowLeft');
+    checkTabs(name, await tabStates(page), twins, 'rust', 'after ArrowLeft on the Go tab');
+    // Printing shows both, whatever the choice (the tabs are screen-only).
+    await chooseLanguage(page, 'go');
+    await page.emulateMedia({ media: 'print' });
+    const printed = await tabStates(page);
+    printed.forEach((s, i) => {
+      const what = twins[i]?.what ?? `pair #${i + 1}`;
+      check(name, s.grouped && s.panels.rust?.shown && s.panels.go?.shown, `${what}, printed: the Rust and the Go code do not both show`);
+    });
+    check(name, await page.evaluate(() => Array.from(document.querySelectorAll('main [role="tablist"]')).every(l => !l.checkVisibility())), 'printed: the tabs show on paper');
+    await page.close();
+  } finally {
+    await fresh.close();
+  }
+
+  // A phone's width: the tabs are there and switch the same way.
+  const narrow = await browser.newContext({ viewport: { width: 390, height: 844 } });
+  try {
+    const phone = `${TABS_PAGE} (390 px)`;
+    const { page } = await open(narrow, origin, TABS_PAGE);
+    checkTabs(phone, await tabStates(page), twins, 'rust', 'on a fresh profile');
+    await shoot(page, 390, 'rust');
+    checkTabs(phone, await chooseLanguage(page, 'go'), twins, 'go', 'after a click on the Go tab');
+    await shoot(page, 390, 'go');
+    await page.close();
+  } finally {
+    await narrow.close();
+  }
+
+  // Without JavaScript: no tabs, every twin visible right after its block.
+  const plain = await browser.newContext({ viewport: { width: 1280, height: 900 }, javaScriptEnabled: false });
+  try {
+    const noJs = `${TABS_PAGE} (no JavaScript)`;
+    const { page } = await open(plain, origin, TABS_PAGE);
+    const states = await tabStates(page);
+    check(noJs, states.length === twins.length && twins.length > 0, `${states.length} twins on the page, its sources have ${twins.length}`);
+    states.forEach((s, i) => {
+      const what = twins[i]?.what ?? `pair #${i + 1}`;
+      check(noJs, !s.grouped && s.twinShown && s.blockShown, `${what}: the block and its twin do not both show`);
+    });
+    await page.close();
+  } finally {
+    await plain.close();
+  }
+  return { name: `${TABS_PAGE} (fresh profile, no JS, print)`, ok: failures.length === before, ms: 0, info: [`${twins.length} pairs`, `screenshots ${info.join(', ')}`] };
 }
 
 /** Every included output on the page: its first and last non-empty lines are in
@@ -444,6 +685,230 @@ async function checkSvg(name, page, out) {
   }
   check(name, got.texts.length === texts.length && got.texts.every((t, i) => t === texts[i]),
     `${out.spec}: the <svg> draws ${got.texts.length} labels, the file has ${texts.length} (first: "${got.texts[0]}" vs "${texts[0]}")`);
+}
+
+/** A CSS colour as computed ("rgb(r, g, b)" or "rgba(r, g, b, a)") as
+ * [r, g, b, a], or null for "none" and the like. */
+function rgba(css) {
+  const m = /^rgba?\(([^)]+)\)$/.exec((css || '').trim());
+  if (!m) return null;
+  const [r, g, b, a = 1] = m[1].split(/[\s,/]+/).filter(Boolean).map(Number);
+  return [r, g, b, a];
+}
+
+/** WCAG's contrast ratio of two opaque colours. */
+function contrast(a, b) {
+  const lum = ([r, g, b]) => {
+    const c = [r, g, b].map(v => (v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
+    return 0.2126 * c[0] + 0.7152 * c[1] + 0.0722 * c[2];
+  };
+  const [hi, lo] = [lum(a), lum(b)].sort((x, y) => y - x);
+  return (hi + 0.05) / (lo + 0.05);
+}
+
+/** The figures (every inline `main svg[role="img"]`: the retry curve and the
+ * two diagrams) fit the text column and suit the theme. On every page whose
+ * sources include an SVG, at 1280 and at 390 px wide, in the light theme and
+ * in coal (chosen the way mdBook's theme menu does: localStorage
+ * `mdbook-theme` and the class on <html>, then a reload), each figure:
+ *   - lies inside main's content box (1 px of slack), so nothing of it is
+ *     cut off or scrolls;
+ *   - draws its smallest label at 9 px or more, once scaled to the column;
+ *   - is drawn on a card that does not glare on the page (contrast between
+ *     the card's fill and the page's background under 1.5: white on white
+ *     in light, a dark card on the dark page in coal, never white on coal);
+ *   - has every label readable on that card (contrast 4.5 or more) and every
+ *     stroke but the faint separators (class s-rule) visible on it (2 or
+ *     more), so that an element the dark theme forgot to recolour fails.
+ * A failure names the page, the figure (its aria-label), the width and the
+ * theme. Screenshots of each chapter's figures, at both widths in both
+ * themes, go to target/screenshots/figure-*.png. */
+const FIGURE_WIDTHS = [1280, 390];
+const FIGURE_THEMES = ['light', 'coal'];
+const MIN_LABEL_PX = 9;
+async function checkFigures(browser, origin) {
+  const before = failures.length;
+  const chapters = summaryChapters();
+  const expected = chapters.map(ch => ({ name: ch.html, figures: chapterOutputs(ch.md).filter(o => o.svg).length })).filter(p => p.figures > 0);
+  const total = expected.reduce((n, p) => n + p.figures, 0);
+  check('figures', total > 0, 'no chapter includes an SVG, so no figure was checked');
+  if (total > 0) expected.push({ name: 'print.html', figures: total });
+  const shots = [];
+  let measured = 0;
+  let smallest = Infinity;
+  for (const width of FIGURE_WIDTHS) {
+    for (const theme of FIGURE_THEMES) {
+      const context = await browser.newContext({ viewport: { width, height: width > 1000 ? 900 : 844 } });
+      try {
+        for (const { name, figures } of expected) {
+          const where = `${width} px, ${theme} theme`;
+          const { page } = await open(context, origin, name);
+          await page.evaluate(theme => {
+            localStorage.setItem('mdbook-theme', theme);
+            const html = document.documentElement;
+            html.classList.remove('light', 'rust', 'coal', 'navy', 'ayu');
+            html.classList.add(theme);
+          }, theme);
+          await page.reload({ waitUntil: 'load' });
+          const got = await page.evaluate(theme => {
+            const html = document.documentElement;
+            const main = document.querySelector('main');
+            if (!main) return null;
+            const cs = getComputedStyle(main);
+            const m = main.getBoundingClientRect();
+            const column = {
+              left: m.left + parseFloat(cs.borderLeftWidth) + parseFloat(cs.paddingLeft),
+              right: m.right - parseFloat(cs.borderRightWidth) - parseFloat(cs.paddingRight),
+            };
+            // The page's background: the first opaque one from main up.
+            let pageBg = 'rgb(255, 255, 255)';
+            for (let el = main; el; el = el.parentElement) {
+              const bg = getComputedStyle(el).backgroundColor;
+              if (bg && bg !== 'transparent' && !/rgba\(.*,\s*0\)$/.test(bg)) { pageBg = bg; break; }
+            }
+            const figures = Array.from(main.querySelectorAll('svg[role="img"]'), svg => {
+              const r = svg.getBoundingClientRect();
+              const vb = svg.viewBox && svg.viewBox.baseVal;
+              const scale = vb && vb.width ? r.width / vb.width : 1;
+              const card = svg.querySelector('.f-paper') || svg.querySelector('rect');
+              const paint = el => {
+                const s = getComputedStyle(el);
+                return { tag: el.tagName.toLowerCase(), cls: el.getAttribute('class') || '', text: el.tagName === 'text' ? el.textContent.trim() : '', fill: s.fill, stroke: s.stroke, px: parseFloat(s.fontSize) * scale };
+              };
+              return {
+                label: svg.getAttribute('aria-label') || '(no aria-label)',
+                left: r.left, right: r.right, width: r.width,
+                card: card ? getComputedStyle(card).fill : null,
+                elements: Array.from(svg.querySelectorAll('text, line, polyline, polygon, path, rect, circle'), paint),
+              };
+            });
+            return { theme: html.classList.contains(theme), column, pageBg, figures };
+          }, theme);
+          if (!check(name, got, `${where}: no <main> element`)) { await page.close(); continue; }
+          check(name, got.theme, `${where}: the page did not take the ${theme} theme from localStorage mdbook-theme`);
+          check(name, got.figures.length === figures, `${where}: ${got.figures.length} figures (svg[role="img"]) in main, its sources include ${figures} SVGs`);
+          const pageBg = rgba(got.pageBg);
+          got.figures.forEach((f, i) => {
+            const what = `figure "${f.label}" at ${where}`;
+            measured += 1;
+            check(name, f.left >= got.column.left - 1 && f.right <= got.column.right + 1,
+              `${what}: spans x ${Math.round(f.left)}..${Math.round(f.right)}, outside the text column ${Math.round(got.column.left)}..${Math.round(got.column.right)}`);
+            const texts = f.elements.filter(e => e.tag === 'text');
+            if (texts.length) {
+              const tiny = texts.reduce((a, b) => (b.px < a.px ? b : a));
+              smallest = Math.min(smallest, tiny.px);
+              check(name, tiny.px >= MIN_LABEL_PX - 0.05, `${what}: the label "${tiny.text}" is drawn at ${tiny.px.toFixed(1)} px, under ${MIN_LABEL_PX} px (the figure is ${Math.round(f.width)} px wide)`);
+            }
+            const card = rgba(f.card);
+            if (!check(name, card && card[3] > 0, `${what}: no card (the first rect, or class f-paper) with a fill`)) return;
+            const glare = contrast(card, pageBg);
+            check(name, glare < 1.5, `${what}: its card (${f.card}) glares on the page (${got.pageBg}): contrast ${glare.toFixed(2)}, want under 1.5`);
+            for (const e of texts) {
+              const fill = rgba(e.fill);
+              const c = fill ? contrast(fill, card) : 0;
+              if (!check(name, c >= 4.5, `${what}: the label "${e.text}" (${e.fill}, class "${e.cls}") has contrast ${c.toFixed(2)} on the card (${f.card}), want 4.5 or more`)) break;
+            }
+            for (const e of f.elements.filter(e => e.tag !== 'text' && !/\bs-rule\b/.test(e.cls))) {
+              const stroke = rgba(e.stroke);
+              if (!stroke || stroke[3] === 0) continue;
+              const c = contrast(stroke, card);
+              if (!check(name, c >= 2, `${what}: a <${e.tag} class="${e.cls}"> is stroked ${e.stroke}, contrast ${c.toFixed(2)} on the card (${f.card}), want 2 or more`)) break;
+            }
+          });
+          if (name !== 'print.html') {
+            const svgs = page.locator('main svg[role="img"]');
+            for (let i = 0; i < await svgs.count(); i++) {
+              const file = path.join(SHOTS, `figure-${name.replace(/\.html$/, '')}-${i + 1}-${width}-${theme}.png`);
+              await svgs.nth(i).screenshot({ path: file });
+              shots.push(file);
+            }
+          }
+          await page.close();
+        }
+      } finally {
+        await context.close();
+      }
+    }
+  }
+  const info = [`${measured} figure views (${FIGURE_WIDTHS.join(' and ')} px, ${FIGURE_THEMES.join(' and ')})`];
+  if (Number.isFinite(smallest)) info.push(`smallest label ${smallest.toFixed(1)} px`);
+  info.push(`${shots.length} screenshots ${path.relative(repo, SHOTS) || '.'}/figure-*.png`);
+  return { name: 'figures', ok: failures.length === before, ms: 0, info };
+}
+
+/** Every code and output block fits the text column. In a browser context of
+ * its own (so that the language it switches to is nobody else's), every page
+ * is opened at 1280 px wide with every `<details>` of main open, and each
+ * visible `main pre` is measured: neither the pre nor the code inside it (the
+ * box that scrolls in mdBook's theme) may be wider than it shows (1 px of
+ * slack), or the reader gets a horizontal scroll bar. A page with Rust/Go
+ * tabs is measured with Rust shown, then again with Go. A failure names the
+ * page and the block: its first line, its caption or the heading above it,
+ * and by how many pixels it overflows. The same at 390 px wide (a phone) is
+ * only counted, and reported as a note per page. */
+const FIT_WIDTHS = [{ width: 1280, height: 900, fail: true }, { width: 390, height: 844, fail: false }];
+async function checkCodeFits(browser, origin, pages) {
+  const before = failures.length;
+  const info = [];
+  for (const { width, height, fail } of FIT_WIDTHS) {
+    const context = await browser.newContext({ viewport: { width, height } });
+    let blocks = 0;
+    let overflowing = 0;
+    try {
+      for (const name of pages) {
+        const { page } = await open(context, origin, name);
+        const seen = new Map(); // block index -> its measure, over both languages
+        const languages = (await page.locator('main .lang-tabs').count()) > 0 ? ['rust', 'go'] : [null];
+        for (const lang of languages) {
+          if (lang) await page.locator('main .lang-tabs').first().locator(`[role="tab"][data-lang="${lang}"]`).click();
+          const measured = await page.evaluate(() => {
+            for (const d of document.querySelectorAll('main details')) d.open = true;
+            const shown = el => {
+              const r = el.getBoundingClientRect();
+              return r.width > 0 && r.height > 0 && el.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true });
+            };
+            // The caption under the block, else the heading above it.
+            const label = pre => {
+              let top = pre;
+              while (top.parentElement && top.parentElement.tagName !== 'MAIN') top = top.parentElement;
+              for (let el = top.nextElementSibling, i = 0; el && i < 4; el = el.nextElementSibling, i++) {
+                if (el.matches('pre, h1, h2, h3, h4, .lang-tabs')) break;
+                const caption = el.matches('.caption') ? el : el.querySelector('.caption');
+                if (caption) return caption.innerText.split(' · ')[0].trim().slice(0, 80);
+              }
+              for (let el = top; el && el.tagName !== 'MAIN'; el = el.previousElementSibling || el.parentElement) {
+                if (/^H[1-4]$/.test(el.tagName)) return `under "${el.innerText.trim()}"`;
+              }
+              return 'at the top of the page';
+            };
+            return Array.from(document.querySelectorAll('main pre'), (pre, index) => {
+              if (!shown(pre)) return null;
+              const boxes = [pre, ...pre.querySelectorAll(':scope > code')];
+              const over = Math.max(...boxes.map(b => b.scrollWidth - b.clientWidth));
+              const first = (pre.innerText.split('\n').find(l => l.trim()) || '').trim().slice(0, 60);
+              return { index, over, first, label: label(pre), lang: (pre.querySelector('code')?.className.match(/language-(\w+)/) || [])[1] || '?' };
+            }).filter(Boolean);
+          });
+          for (const m of measured) if (!seen.has(m.index) || m.over > seen.get(m.index).over) seen.set(m.index, m);
+        }
+        await page.close();
+        const wide = [...seen.values()].filter(m => m.over > 1);
+        blocks += seen.size;
+        overflowing += wide.length;
+        if (fail) {
+          for (const m of seen.values()) {
+            check(name, m.over <= 1, `a ${m.lang} block is ${m.over} px wider than the text column at ${width} px (it scrolls sideways): "${m.first}", ${m.label}`);
+          }
+        } else if (wide.length) {
+          notes.push({ page: name, note: `${wide.length} of ${seen.size} code and output blocks scroll sideways at ${width} px` });
+        }
+      }
+    } finally {
+      await context.close();
+    }
+    info.push(`${overflowing} of ${blocks} blocks overflow at ${width} px`);
+  }
+  return { name: 'code fits the column', ok: failures.length === before, ms: 0, info };
 }
 
 /** The performance appendix: the stamp of its run, and the Go comparison. */
@@ -532,7 +997,8 @@ async function main() {
         const outputs = chapter ? chapterOutputs(chapter.md)
           : name === 'print.html' ? chapters.flatMap(ch => chapterOutputs(ch.md)) : [];
         const folded = await checkCaptionsAndTwins(name, page);
-        if (folded.captions) info.push(`${folded.captions} captions, ${folded.twins} Go twins unfolded`);
+        if (folded.captions) info.push(`${folded.captions} captions`);
+        if (folded.twins) info.push(`${folded.twins} Rust/Go tab pairs`);
         if (folded.outputs) info.push(`${folded.outputs} whole outputs unfolded`);
         if (folded.downloads) info.push(`${folded.downloads} download links`);
         if (outputs.length) {
@@ -557,6 +1023,10 @@ async function main() {
       await page.close();
       report.push({ name, ok: failures.length === before, ms: Date.now() - t0, info });
     }
+
+    report.push(await checkTabsElsewhere(browser, origin));
+    report.push(await checkFigures(browser, origin));
+    report.push(await checkCodeFits(browser, origin, pages));
 
     // The book has no runnable block, so the checks above never see the crate
     // list or a play button: the canary shows they would.

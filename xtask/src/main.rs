@@ -8,6 +8,7 @@
 //!                                and the PDF and EPUB (pdftotext, epubcheck)
 //! cargo xtask book-test [ARGS]   only `mdbook test`, with the library path prepared
 //! cargo xtask mdbook-test-guide  the preprocessor that makes plain `mdbook test` say to run book-test
+//! cargo xtask dedent-preprocessor the preprocessor that starts a fragment shown from inside a function at column 0
 //! cargo xtask browser-test       open every page of book/ in headless Chromium (after `book`)
 //! cargo xtask offline-test       check book/'s PDF (pdftotext) and EPUB (epubcheck) (after `book`)
 //! cargo xtask lint               clippy and rustdoc (warnings are errors), rustfmt, go vet, gofmt
@@ -17,6 +18,7 @@
 //! cargo xtask control-plane      build etcd, kube-apiserver and promtool where they are missing
 //! cargo xtask cluster up|down    a control plane for readers, with a kubeconfig in target/cluster/
 //! cargo xtask api-server-test    only the listings that run against a real API server
+//! cargo xtask analyzer           the Go analyzer workqueuedone: its tests, the twins, the corpus, its cost
 //! ```
 //!
 //! It uses only the standard library, so it builds in a second.
@@ -26,9 +28,12 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode, Stdio};
 
+mod analyzer;
 mod archives;
 mod cache;
 mod control_plane;
+mod dedent;
+mod json;
 mod offline;
 mod perf;
 
@@ -50,10 +55,12 @@ fn main() -> ExitCode {
         Some("offline-test") => offline::check(),
         Some("epub-preprocessor") => offline::preprocessor(&args[1..]),
         Some("mdbook-test-guide") => mdbook_test_guide(&args[1..]),
+        Some("dedent-preprocessor") => dedent::preprocessor(&args[1..]),
         Some("lint") => lint(),
         Some("bless") => bless(),
         Some("install-mdbook") => mdbook().map(|path| println!("{}", path.display())),
         Some("perf") => perf::perf(&args[1..]),
+        Some("analyzer") => analyzer::test(),
         Some("control-plane") => control_plane::ensure_binaries().map(|b| {
             println!("etcd and kube-apiserver: {}", b.assets.display());
             println!("promtool: {}", b.promtool.display());
@@ -71,7 +78,7 @@ fn main() -> ExitCode {
     }
 }
 
-const USAGE: &str = "usage: cargo xtask <book | archives DIR | test | book-test [mdbook test args] | browser-test | offline-test | lint | bless | install-mdbook | perf [--write] [--by-placement] [--fallbacks] | control-plane | cluster <up | down | status> | api-server-test>";
+const USAGE: &str = "usage: cargo xtask <book | archives DIR | test | book-test [mdbook test args] | browser-test | offline-test | lint | bless | install-mdbook | perf [--write] [--by-placement] [--fallbacks] | control-plane | cluster <up | down | status> | api-server-test | analyzer>";
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask/ is inside the workspace").to_path_buf()
@@ -152,6 +159,8 @@ fn test(policy: Policy) -> Result {
 
     model_check()?;
     lint()?;
+    let analyzer_inputs = Inputs::new().paths(&["listings", "xtask/src"]).command("go", &["version"]);
+    cached("analyzer", analyzer_inputs, policy, analyzer::test)?;
 
     // The listings that talk to a real API server: one control plane for
     // all of them, stopped before the next step (also when one fails).
@@ -483,7 +492,7 @@ fn mdbook_test_guide(args: &[String]) -> Result {
     if env::var_os(BOOK_LIB_ENV).is_none() && !mdbook_was_given_a_library_path() {
         return Err(MDBOOK_TEST_GUIDE.to_owned());
     }
-    let book = offline::second_element(&input).ok_or("mdBook sent no [context, book] array")?;
+    let book = json::second_element(&input).ok_or("mdBook sent no [context, book] array")?;
     std::io::stdout().write_all(book.as_bytes()).map_err(|e| e.to_string())
 }
 

@@ -38,7 +38,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use crate::cache::{Inputs, Policy, cached};
-use crate::{MDBOOK_VERSION, Result, cargo, chromium, mdbook, root, run};
+use crate::{MDBOOK_VERSION, Result, cargo, chromium, json, mdbook, root, run};
 
 /// What `cargo xtask book` writes into `book/` besides the HTML.
 pub const PDF: &str = "forget-is-not-delete.pdf";
@@ -75,8 +75,17 @@ pub fn build() -> Result {
     let chromium = chromium()?;
     let pdftotext = poppler("pdftotext")?;
     let pdf = work.join(PDF);
+    let edition = Edition::read()?;
     let pdf_inputs = Inputs::new()
-        .paths(&["book/print.html", "src/SUMMARY.md", "theme", "xtask/src/offline.rs"])
+        .paths(&[
+            "book/print.html",
+            "src/SUMMARY.md",
+            "src/generated/versions.md",
+            "book.toml",
+            "theme",
+            "xtask/src/offline.rs",
+        ])
+        .value(&format!("{} {}", edition.date, edition.commit.as_deref().unwrap_or("-")))
         .command(&chromium.to_string_lossy(), &["--version"])
         .command(&pdftotext.to_string_lossy(), &["-v"]);
     let started = Instant::now();
@@ -88,7 +97,7 @@ pub fn build() -> Result {
 
     let epub = work.join(EPUB);
     let epub_inputs = Inputs::new()
-        .paths(&["src", "listings", "book.toml", "theme/listings.css", "xtask/src/offline.rs"])
+        .paths(&["src", "listings", "book.toml", "theme/listings.css", "theme/epub.css", "xtask/src/offline.rs"])
         .value(MDBOOK_VERSION)
         .value(MDBOOK_EPUB_VERSION);
     cached("epub-build", epub_inputs, Policy { trust_cache: trust && epub.exists() }, || write_epub(&epub))?;
@@ -205,14 +214,11 @@ fn attribute(tag: &str, name: &str) -> Option<String> {
     Some(tag[start..start + len].to_owned())
 }
 
-/// The contents page: the book's title, then its parts and chapters, each
-/// chapter a link to its heading with the page it starts on (blank in the
+/// The contents page: the book's parts and chapters, each chapter a link to
+/// its heading with the page it starts on (blank in the
 /// first print, whose only purpose is to find those pages).
-fn contents_page(title: &str, entries: &[Entry], ids: &[(String, String)], pages: Option<&[usize]>) -> Result<String> {
-    let mut html = format!(
-        "<nav class=\"pdf-contents\">\n<p class=\"pdf-title\">{}</p>\n<p class=\"pdf-contents-heading\">Contents</p>\n<ol>\n",
-        escape(title)
-    );
+fn contents_page(entries: &[Entry], ids: &[(String, String)], pages: Option<&[usize]>) -> Result<String> {
+    let mut html = String::from("<nav class=\"pdf-contents\">\n<p class=\"pdf-contents-heading\">Contents</p>\n<ol>\n");
     let (mut chapter, mut next_heading) = (0, 0);
     for entry in entries {
         match entry {
@@ -243,16 +249,145 @@ fn contents_page(title: &str, entries: &[Entry], ids: &[(String, String)], pages
     Ok(html)
 }
 
-/// The print page as the PDF shows it: the contents page first, and every
-/// `<details>` open.
-fn pdf_page(print_html: &str, contents: &str) -> Result<String> {
+/// The print page as the PDF shows it: the front matter (title page and
+/// contents page) first, every `<details>` open, and the download links as
+/// the archives' names: a relative link in a PDF is printed as the absolute
+/// `file://` address of the machine that built it, which works for nobody
+/// else.
+fn pdf_page(print_html: &str, front: &str) -> Result<String> {
     let main = print_html.find("<main>").ok_or("print.html has no <main>")? + "<main>".len();
-    let mut page = String::with_capacity(print_html.len() + contents.len());
+    let mut page = String::with_capacity(print_html.len() + front.len());
     page.push_str(&print_html[..main]);
     page.push('\n');
-    page.push_str(contents);
-    page.push_str(&print_html[main..]);
+    page.push_str(front);
+    page.push_str(&downloads_as_names(&print_html[main..]));
     Ok(page.replace("<details>", "<details open>").replace("<details class=", "<details open class="))
+}
+
+/// Every `<a href="downloads/NAME">TEXT</a>` as `TEXT (<code>NAME</code>)`.
+fn downloads_as_names(html: &str) -> String {
+    const OPEN: &str = "<a href=\"downloads/";
+    let mut out = String::with_capacity(html.len());
+    let mut rest = html;
+    while let Some(start) = rest.find(OPEN) {
+        let after = &rest[start + OPEN.len()..];
+        let parsed = after.split_once('"').and_then(|(name, tail)| {
+            let tail = tail.strip_prefix('>')?;
+            let (text, tail) = tail.split_once("</a>")?;
+            Some((name, text, tail))
+        });
+        let Some((name, text, tail)) = parsed else {
+            out.push_str(&rest[..start + OPEN.len()]);
+            rest = after;
+            continue;
+        };
+        out.push_str(&rest[..start]);
+        out.push_str(&format!("{text} (<code>{name}</code>)"));
+        rest = tail;
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Every Markdown link `[TEXT](downloads/NAME)` as `TEXT (`NAME`)`.
+fn markdown_downloads_as_names(markdown: &str) -> String {
+    const OPEN: &str = "](downloads/";
+    let mut out = String::with_capacity(markdown.len());
+    let mut rest = markdown;
+    while let Some(at) = rest.find(OPEN) {
+        let before = &rest[..at];
+        let after = &rest[at + OPEN.len()..];
+        let (Some(start), Some(end)) = (before.rfind('['), after.find(')')) else {
+            out.push_str(&rest[..at + OPEN.len()]);
+            rest = after;
+            continue;
+        };
+        out.push_str(&before[..start]);
+        out.push_str(&format!("{} (`{}`)", &before[start + 1..], &after[..end]));
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// What the title page says, besides the title.
+struct Edition {
+    description: String,
+    /// The day of the commit the book was built from (or of
+    /// `SOURCE_DATE_EPOCH`, or today, outside a git checkout).
+    date: String,
+    commit: Option<String>,
+    /// The "Versions this edition was checked against" list, one entry each.
+    versions: Vec<String>,
+}
+
+impl Edition {
+    fn read() -> Result<Edition> {
+        let toml = fs::read_to_string(root().join("book.toml")).map_err(|e| e.to_string())?;
+        let description = toml
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("description = \"")?.strip_suffix('"').map(str::to_owned))
+            .ok_or("book.toml has no `description = \"...\"`")?;
+        let git = |args: &[&str]| {
+            let out = Command::new("git").current_dir(root()).args(args).output().ok()?;
+            let text = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+            (out.status.success() && !text.is_empty()).then_some(text)
+        };
+        let commit = git(&["log", "-1", "--format=%h"]);
+        let date = git(&["log", "-1", "--format=%cd", "--date=format:%-d %B %Y"])
+            .or_else(|| {
+                let epoch = env::var("SOURCE_DATE_EPOCH").ok()?;
+                let out = Command::new("date").args(["-u", "-d", &format!("@{epoch}"), "+%-d %B %Y"]).output().ok()?;
+                Some(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+            })
+            .or_else(|| {
+                let out = Command::new("date").args(["-u", "+%-d %B %Y"]).output().ok()?;
+                Some(String::from_utf8_lossy(&out.stdout).trim().to_owned())
+            })
+            .ok_or("cannot tell the edition's date: no git, no SOURCE_DATE_EPOCH, no `date`")?;
+        let path = root().join("src/generated/versions.md");
+        let list = fs::read_to_string(&path).map_err(|e| format!("reading {}: {e}", path.display()))?;
+        Ok(Edition { description, date, commit, versions: list_items(&list) })
+    }
+}
+
+/// The items of a markdown list (`- ` lines and their indented
+/// continuations), each on one line, code spans as plain text.
+fn list_items(markdown: &str) -> Vec<String> {
+    let mut items: Vec<String> = Vec::new();
+    for line in markdown.lines() {
+        if let Some(item) = line.strip_prefix("- ") {
+            items.push(item.trim().to_owned());
+        } else if line.starts_with("  ")
+            && let Some(last) = items.last_mut()
+        {
+            last.push(' ');
+            last.push_str(line.trim());
+        }
+    }
+    items.iter().map(|i| i.replace('`', "")).collect()
+}
+
+/// The title page: the title, what the book is, its edition, the versions
+/// it was checked against and its licence. It has no page number.
+fn title_page(title: &str, edition: &Edition) -> String {
+    let mut html = format!(
+        "<section class=\"pdf-title-page\">\n<p class=\"pdf-title\">{}</p>\n<p class=\"pdf-subtitle\">{}</p>\n",
+        escape(title),
+        escape(&edition.description)
+    );
+    let commit = edition.commit.as_ref().map(|c| format!(", from commit {}", escape(c))).unwrap_or_default();
+    html.push_str(&format!("<p class=\"pdf-edition\">Edition of {}{commit}</p>\n", escape(&edition.date)));
+    html.push_str("<p class=\"pdf-versions-heading\">Checked against</p>\n<ul class=\"pdf-versions\">\n");
+    for version in &edition.versions {
+        html.push_str(&format!("<li>{}</li>\n", escape(version)));
+    }
+    html.push_str(
+        "</ul>\n<p class=\"pdf-licence\">Text and code under the Apache License, Version 2.0: the file \
+         <code>LICENSE</code>, in the book's repository and in every download.</p>\n</section>\n\
+         <div style=\"break-before: page; page-break-before: always;\"></div>\n",
+    );
+    html
 }
 
 /// Prints `book/print.html` to `pdf`, twice (see the module's comment).
@@ -263,7 +398,7 @@ fn print_pdf(book: &Path, pdf: &Path, chromium: &Path) -> Result {
     let entries = summary(&summary_text);
     let titles = chapters(&entries);
     let ids = h1_ids(&print_html);
-    let book_title = book_title()?;
+    let title = title_page(&book_title()?, &Edition::read()?);
 
     // The page links to css/, fonts/ and the rest by relative paths: print
     // it from a folder whose other entries are links to book/'s.
@@ -279,8 +414,8 @@ fn print_pdf(book: &Path, pdf: &Path, chromium: &Path) -> Result {
     let page = site.join("print.html");
 
     let first = work_dir().join("first-print.pdf");
-    fs::write(&page, pdf_page(&print_html, &contents_page(&book_title, &entries, &ids, None)?)?)
-        .map_err(|e| e.to_string())?;
+    let front = |pages: Option<&[usize]>| Ok::<_, String>(format!("{title}{}", contents_page(&entries, &ids, pages)?));
+    fs::write(&page, pdf_page(&print_html, &front(None)?)?).map_err(|e| e.to_string())?;
     chromium_print(chromium, &page, &first)?;
     let pages = read_pages(&first)?;
     let starts = chapter_starts(&pages, &titles).map_err(|missing| {
@@ -290,8 +425,7 @@ fn print_pdf(book: &Path, pdf: &Path, chromium: &Path) -> Result {
         )
     })?;
 
-    let contents = contents_page(&book_title, &entries, &ids, Some(&starts))?;
-    fs::write(&page, pdf_page(&print_html, &contents)?).map_err(|e| e.to_string())?;
+    fs::write(&page, pdf_page(&print_html, &front(Some(starts.as_slice()))?)?).map_err(|e| e.to_string())?;
     let second = work_dir().join("second-print.pdf");
     chromium_print(chromium, &page, &second)?;
     let again =
@@ -404,7 +538,27 @@ struct Page {
     words: Vec<Word>,
 }
 
+/// A page may be at most this much empty below its last line, unless a
+/// chapter ends on it.
+const MAX_EMPTY_SHARE: f64 = 0.30;
+
+/// The chapter that must print on one page.
+const CHEAT_SHEET: &str = "Cheat sheet";
+
 impl Page {
+    /// The words in the bottom margin: where `theme/pdf.css` prints the
+    /// page number.
+    fn footer(&self) -> Vec<&Word> {
+        self.words.iter().filter(|w| w.y_min > self.height - MARGIN_PT).collect()
+    }
+
+    /// How much of the page's text area is empty below its last line.
+    fn empty_share(&self) -> f64 {
+        let bottom = self.height - MARGIN_PT;
+        let last = self.words.iter().filter(|w| w.y_min <= bottom).map(|w| w.y_max).fold(MARGIN_PT, f64::max);
+        ((bottom - last) / (bottom - MARGIN_PT)).max(0.0)
+    }
+
     /// The words of the page's first line (those as high as its top word).
     fn first_line(&self) -> String {
         let Some(top) = self.words.iter().map(|w| w.y_min).reduce(f64::min) else { return String::new() };
@@ -519,9 +673,20 @@ fn check_pdf(pdf: &Path) -> Result {
             Vec::new()
         }
     };
-    let contents = pages.first().map(Page::text).unwrap_or_default();
+    // Page 1, the title page: the title, the edition, every pinned version
+    // and the licence.
+    let title_text = pages.first().map(|p| flatten(&p.text())).unwrap_or_default();
+    let edition = Edition::read()?;
+    let mut wanted = vec![book_title()?, format!("Edition of {}", edition.date), "Apache License".to_owned()];
+    wanted.extend(edition.versions.iter().cloned());
+    for want in wanted {
+        if !title_text.contains(&flatten(&want)) {
+            problems.push(format!("the title page (page 1) does not say {want:?}"));
+        }
+    }
+    let contents = pages.get(1).map(Page::text).unwrap_or_default();
     if !contents.contains("Contents") {
-        problems.push("page 1 is not the contents page (no \"Contents\")".to_owned());
+        problems.push("page 2 is not the contents page (no \"Contents\")".to_owned());
     }
     // Line by line, in order: "N. Title   page" (the number only for
     // numbered chapters), and each part's title.
@@ -545,23 +710,100 @@ fn check_pdf(pdf: &Path) -> Result {
         }
     }
 
-    // The outline (bookmarks) names every chapter.
-    match outline(pdf) {
-        Ok(outline) => {
+    // The outline (bookmarks) names every chapter, and no link points at
+    // this machine's files.
+    match pdf_xml(pdf) {
+        Ok(xml) => {
+            let outline = outline_items(&xml);
+            if outline.is_empty() {
+                problems.push(
+                    "the PDF has no outline (bookmarks): was it printed with --generate-pdf-document-outline?".into(),
+                );
+            }
             for title in &titles {
                 if !outline.iter().any(|item| flatten(item) == flatten(title)) {
                     problems.push(format!("the PDF's outline (bookmarks) has no entry {title:?}"));
                 }
             }
+            let local: Vec<String> = link_targets(&xml).into_iter().filter(|l| l.starts_with("file:")).collect();
+            if !local.is_empty() {
+                let n = local.len();
+                problems.push(format!(
+                    "{n} links of the PDF point at files of the machine that printed it, e.g. {:?}",
+                    &local[..n.min(3)]
+                ));
+            }
         }
         Err(e) => problems.push(e),
     }
 
+    // Every page but the title page has its number in the footer.
+    for (i, page) in pages.iter().enumerate() {
+        let footer: Vec<&str> = page.footer().iter().map(|w| w.text.as_str()).collect();
+        let want = (i + 1).to_string();
+        if i == 0 && !footer.is_empty() {
+            problems.push(format!("the title page has a footer ({footer:?}); it should have none"));
+        } else if i > 0 && footer != [want.as_str()] {
+            problems.push(format!("page {want} has {footer:?} in its footer, not its number"));
+        }
+    }
+
+    // No page is left a third empty, except where a chapter ends (a chapter
+    // starts a page): code blocks may break (theme/pdf.css), so only a
+    // block that cannot, a figure, may push itself whole to the next page.
+    // A figure cannot break either: the page before one may be emptier.
+    let mut figure_labels = Vec::new();
+    for entry in &entries {
+        if let Entry::Chapter { file, .. } = entry {
+            let markdown = fs::read_to_string(src.join(file)).map_err(|e| format!("reading src/{file}: {e}"))?;
+            for include in output_includes(&markdown).iter().filter(|i| i.ends_with(".svg")) {
+                let svg = fs::read_to_string(src.join(include)).map_err(|e| format!("reading {include}: {e}"))?;
+                figure_labels.extend(svg_texts(&svg).iter().map(|l| flatten(l)));
+            }
+        }
+    }
+    let ends: Vec<usize> = starts.iter().map(|s| s - 1).chain([pages.len()]).collect();
+    let mut gappy = Vec::new();
+    for (i, page) in pages.iter().enumerate().skip(2) {
+        let next_is_figure = pages.get(i + 1).is_some_and(|next| {
+            let top = flatten(&next.first_line());
+            figure_labels.iter().any(|label| !label.is_empty() && top.contains(label.as_str()))
+        });
+        if ends.contains(&(i + 1)) || next_is_figure {
+            continue;
+        }
+        let empty = page.empty_share();
+        if empty > MAX_EMPTY_SHARE {
+            gappy.push(format!("page {} is {:.0}% empty below its last line", i + 1, empty * 100.0));
+        }
+    }
+    if !gappy.is_empty() {
+        problems.push(format!(
+            "{} pages, not the last of a chapter, are more than {:.0}% empty:\n    {}",
+            gappy.len(),
+            MAX_EMPTY_SHARE * 100.0,
+            gappy.join("\n    ")
+        ));
+    }
+
+    // The cheat sheet is one page.
+    if let Some(at) = titles.iter().position(|t| *t == CHEAT_SHEET)
+        && let Some(&start) = starts.get(at)
+    {
+        let end = ends.get(at + 1).copied().unwrap_or(pages.len());
+        if end + 1 - start != 1 {
+            problems.push(format!("the cheat sheet takes {} pages ({start} to {end}), not one", end + 1 - start));
+        }
+    } else {
+        problems.push(format!("no chapter {CHEAT_SHEET:?} in SUMMARY.md, or it starts no page"));
+    }
+
     // Nothing outside the margins: a code line cut at the page edge would
-    // end there, or past it.
+    // end there, or past it. (The page number sits in the bottom margin.)
     let mut outside = Vec::new();
     for (i, page) in pages.iter().enumerate() {
-        for word in &page.words {
+        let footer = page.footer();
+        for word in page.words.iter().filter(|w| !footer.contains(w)) {
             let slack = 1.0;
             if word.x_max > page.width - MARGIN_PT + slack || word.x_min < MARGIN_PT - slack {
                 outside.push(format!(
@@ -667,8 +909,9 @@ fn check_pdf(pdf: &Path) -> Result {
     }
 }
 
-/// The titles of the PDF's outline, from `pdftohtml -xml` (poppler).
-fn outline(pdf: &Path) -> Result<Vec<String>> {
+/// The PDF as `pdftohtml -xml` (poppler) writes it: its outline and its
+/// links.
+fn pdf_xml(pdf: &Path) -> Result<String> {
     let dir = work_dir().join("outline");
     let _ = fs::remove_dir_all(&dir);
     fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
@@ -681,9 +924,12 @@ fn outline(pdf: &Path) -> Result<Vec<String>> {
     let xml = fs::read_to_string(dir.join("book.xml"))
         .map_err(|e| format!("pdftohtml -xml wrote no book.xml ({e}): {}", String::from_utf8_lossy(&out.stderr)))?;
     let _ = fs::remove_dir_all(&dir);
-    let Some(start) = xml.find("<outline") else {
-        return Err("the PDF has no outline (bookmarks): was it printed with --generate-pdf-document-outline?".into());
-    };
+    Ok(xml)
+}
+
+/// The titles of the outline of `pdftohtml -xml`'s output.
+fn outline_items(xml: &str) -> Vec<String> {
+    let Some(start) = xml.find("<outline") else { return Vec::new() };
     let mut items = Vec::new();
     for piece in xml[start..].split("<item").skip(1) {
         if let Some((_, rest)) = piece.split_once('>')
@@ -692,7 +938,15 @@ fn outline(pdf: &Path) -> Result<Vec<String>> {
             items.push(decode_entities(title).trim().to_owned());
         }
     }
-    Ok(items)
+    items
+}
+
+/// The target of every link of the pages in `pdftohtml -xml`'s output.
+fn link_targets(xml: &str) -> Vec<String> {
+    xml.split("<a href=\"")
+        .skip(1)
+        .filter_map(|piece| piece.split_once('"').map(|(href, _)| decode_entities(href)))
+        .collect()
 }
 
 /// The start of every listing caption of a chapter: `Listing N-M:` and the
@@ -879,12 +1133,12 @@ fn write_epub(epub: &Path) -> Result {
     let _ = fs::remove_dir_all(&dest);
     let xtask = env::current_exe().map_err(|e| format!("finding the xtask's own binary: {e}"))?;
     let output = format!(
-        r#"{{"epub":{{"command":{},"epub-version":3,"curly-quotes":true,"additional-css":["theme/listings.css"]}}}}"#,
-        json_string(&shell_quote(&renderer.to_string_lossy()))
+        r#"{{"epub":{{"command":{},"epub-version":3,"curly-quotes":true,"additional-css":["theme/listings.css","theme/epub.css"]}}}}"#,
+        json::quote(&shell_quote(&renderer.to_string_lossy()))
     );
     let preprocessor = format!(
         r#"{{"epub-listings":{{"command":{},"renderers":["epub"],"after":["links"]}}}}"#,
-        json_string(&format!("{} epub-preprocessor", shell_quote(&xtask.to_string_lossy())))
+        json::quote(&format!("{} epub-preprocessor", shell_quote(&xtask.to_string_lossy())))
     );
     let mut cmd = Command::new(mdbook()?);
     cmd.current_dir(root())
@@ -934,14 +1188,75 @@ pub fn preprocessor(args: &[String]) -> Result {
     }
     let mut input = String::new();
     std::io::stdin().read_to_string(&mut input).map_err(|e| format!("reading the book from mdBook: {e}"))?;
-    let book = second_element(&input).ok_or("mdBook sent no [context, book] array")?;
-    let book = rewrite_json_strings(book, "content", for_epub);
+    let book = json::second_element(&input).ok_or("mdBook sent no [context, book] array")?;
+    let book = json::rewrite_strings(book, "content", for_epub);
     std::io::stdout().write_all(book.as_bytes()).map_err(|e| e.to_string())
 }
 
 /// A chapter's markdown as mdbook-epub should render it: Rust blocks
-/// without the lines mdBook hides, and an inline SVG as an `<img>`.
+/// without the lines mdBook hides, an inline SVG as an `<img>`, the
+/// download links as the archives' names (an EPUB holds no file they could
+/// point to), what the web page folds in `<details>` open (many readers
+/// never open one), and the paper variant of a sentence that only makes
+/// sense on screen.
 fn for_epub(markdown: &str) -> String {
+    let out = epub_lines(markdown);
+    let out = downloads_as_names(&markdown_downloads_as_names(&out));
+    let out = chapter_links_as_html(&out);
+    let out = without_spans(&out, "<span class=\"web-only\">");
+    out.replace("<span class=\"print-only\">", "<span class=\"offline\">")
+        .replace("<details>", "<div class=\"details\">")
+        .replace("<details class=\"", "<div class=\"details ")
+        .replace("</details>", "</div>")
+        .replace("<summary>", "<p class=\"summary\">")
+        .replace("</summary>", "</p>")
+}
+
+/// Markdown links to another chapter (`[text](ch09-kube-runtime.md#side)`)
+/// pointed at the page mdbook-epub writes for it (`ch09-kube-runtime.html`):
+/// mdBook's HTML renderer rewrites `.md` links itself, mdbook-epub does not,
+/// and epubcheck reports the file it cannot find. The `#fragment` goes:
+/// mdbook-epub gives headings no `id`, so the link opens the chapter.
+fn chapter_links_as_html(markdown: &str) -> String {
+    let mut out = String::with_capacity(markdown.len());
+    let mut rest = markdown;
+    while let Some(start) = rest.find("](") {
+        let (before, after) = rest.split_at(start + 2);
+        out.push_str(before);
+        let Some(end) = after.find(')') else {
+            rest = after;
+            break;
+        };
+        let target = &after[..end];
+        let path = target.split_once('#').map_or(target, |(path, _)| path);
+        match path.strip_suffix(".md") {
+            Some(page) if !page.is_empty() && !page.contains(['/', ':', ' ']) => {
+                out.push_str(page);
+                out.push_str(".html");
+            }
+            _ => out.push_str(target),
+        }
+        rest = &after[end..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// `html` without every span that starts with `open` (no nested spans).
+fn without_spans(html: &str, open: &str) -> String {
+    let mut out = String::with_capacity(html.len());
+    let mut rest = html;
+    while let Some(start) = rest.find(open) {
+        out.push_str(&rest[..start]);
+        let inner = &rest[start + open.len()..];
+        rest = inner.find("</span>").map_or("", |end| &inner[end + "</span>".len()..]);
+    }
+    out.push_str(rest);
+    out
+}
+
+/// The line-by-line part of `for_epub`: hidden Rust lines and inline SVGs.
+fn epub_lines(markdown: &str) -> String {
     let mut out = String::with_capacity(markdown.len());
     let mut fence: Option<(char, usize, bool)> = None;
     let mut svg: Option<String> = None;
@@ -976,7 +1291,7 @@ fn for_epub(markdown: &str) -> String {
                     }
                     continue;
                 }
-                out.push_str(&without_downloads(line));
+                out.push_str(line);
             }
             Some((c, len, rust)) => {
                 let closing = trimmed.trim_end();
@@ -997,15 +1312,6 @@ fn for_epub(markdown: &str) -> String {
         out.push_str(&open);
     }
     out
-}
-
-/// A caption without its download links: the archives sit beside the HTML
-/// book (`book/downloads/`), and an EPUB holds no file it could point to.
-fn without_downloads(line: &str) -> String {
-    match (line.find(" · download <a href=\"downloads/"), line.rfind("</span>")) {
-        (Some(from), Some(to)) if from < to => format!("{}{}", &line[..from], &line[to..]),
-        _ => line.to_owned(),
-    }
 }
 
 /// mdBook's rule for a line of a Rust block (mdbook-html's `hide_lines_rust`):
@@ -1047,142 +1353,6 @@ fn base64(bytes: &[u8]) -> String {
             }
         }
     }
-    out
-}
-
-/// The second element of a top-level JSON array, as text.
-pub(crate) fn second_element(json: &str) -> Option<&str> {
-    let bytes = json.as_bytes();
-    let mut depth = 0;
-    let mut in_string = false;
-    let mut escaped = false;
-    let mut start = None;
-    for (i, &b) in bytes.iter().enumerate() {
-        if in_string {
-            match b {
-                _ if escaped => escaped = false,
-                b'\\' => escaped = true,
-                b'"' => in_string = false,
-                _ => {}
-            }
-            continue;
-        }
-        match b {
-            b'"' => in_string = true,
-            b'[' | b'{' => depth += 1,
-            b']' | b'}' => {
-                depth -= 1;
-                if depth == 0 {
-                    return start.map(|s| json[s..i].trim());
-                }
-            }
-            b',' if depth == 1 => {
-                if start.is_some() {
-                    return start.map(|s| json[s..i].trim());
-                }
-                start = Some(i + 1);
-            }
-            _ => {}
-        }
-    }
-    None
-}
-
-/// Rewrites, with `f`, every string value of JSON object members named
-/// `key`; everything else is copied as it is.
-fn rewrite_json_strings(json: &str, key: &str, f: impl Fn(&str) -> String) -> String {
-    let mut out = String::with_capacity(json.len());
-    let mut chars = json.char_indices().peekable();
-    // The last string, and whether a ':' followed it.
-    let mut last_string: Option<String> = None;
-    let mut value_of: Option<String> = None;
-    while let Some((i, c)) = chars.next() {
-        if c != '"' {
-            out.push(c);
-            if c == ':' {
-                value_of = last_string.take();
-            } else if !c.is_whitespace() {
-                value_of = None;
-                last_string = None;
-            }
-            continue;
-        }
-        // A string: find its end.
-        let mut end = i + 1;
-        let mut escaped = false;
-        for (j, d) in chars.by_ref() {
-            if escaped {
-                escaped = false;
-            } else if d == '\\' {
-                escaped = true;
-            } else if d == '"' {
-                end = j;
-                break;
-            }
-        }
-        let raw = &json[i + 1..end];
-        if value_of.as_deref() == Some(key) {
-            out.push_str(&json_string(&f(&json_unescape(raw))));
-        } else {
-            out.push('"');
-            out.push_str(raw);
-            out.push('"');
-        }
-        last_string = Some(json_unescape(raw));
-        value_of = None;
-    }
-    out
-}
-
-fn json_unescape(raw: &str) -> String {
-    let mut out = String::with_capacity(raw.len());
-    let mut chars = raw.chars();
-    while let Some(c) = chars.next() {
-        if c != '\\' {
-            out.push(c);
-            continue;
-        }
-        match chars.next() {
-            Some('n') => out.push('\n'),
-            Some('t') => out.push('\t'),
-            Some('r') => out.push('\r'),
-            Some('b') => out.push('\u{8}'),
-            Some('f') => out.push('\u{c}'),
-            Some('u') => {
-                let hex: String = chars.by_ref().take(4).collect();
-                let unit = u32::from_str_radix(&hex, 16).unwrap_or(0xFFFD);
-                if (0xD800..0xDC00).contains(&unit) {
-                    // A surrogate pair: the low half follows as \uXXXX.
-                    let low: String = chars.by_ref().take(6).collect();
-                    let low = low.strip_prefix("\\u").and_then(|h| u32::from_str_radix(h, 16).ok()).unwrap_or(0);
-                    let c = 0x10000 + ((unit - 0xD800) << 10) + (low.wrapping_sub(0xDC00) & 0x3FF);
-                    out.push(char::from_u32(c).unwrap_or('\u{FFFD}'));
-                } else {
-                    out.push(char::from_u32(unit).unwrap_or('\u{FFFD}'));
-                }
-            }
-            Some(other) => out.push(other),
-            None => {}
-        }
-    }
-    out
-}
-
-fn json_string(text: &str) -> String {
-    let mut out = String::with_capacity(text.len() + 2);
-    out.push('"');
-    for c in text.chars() {
-        match c {
-            '"' => out.push_str("\\\""),
-            '\\' => out.push_str("\\\\"),
-            '\n' => out.push_str("\\n"),
-            '\r' => out.push_str("\\r"),
-            '\t' => out.push_str("\\t"),
-            c if (c as u32) < 0x20 => out.push_str(&format!("\\u{:04x}", c as u32)),
-            c => out.push(c),
-        }
-    }
-    out.push('"');
     out
 }
 
@@ -1259,7 +1429,162 @@ fn check_epub(epub: &Path) -> Result {
             if errors.is_empty() { log.clone() } else { errors.join("\n") }
         ));
     }
-    Ok(())
+    check_epub_reading(epub)
+}
+
+/// What a reader of the EPUB sees: its chapters fold nothing away and hold
+/// no sentence that only makes sense on screen, its stylesheets keep code
+/// unjustified, and a chapter with code and an opened fold, rendered in
+/// Chromium as an e-reader would (the EPUB's own XHTML and stylesheets),
+/// sets its code left-aligned and wrapping and shows the opened fold.
+fn check_epub_reading(epub: &Path) -> Result {
+    let dir = work_dir().join("epub-read");
+    let _ = fs::remove_dir_all(&dir);
+    let unzip = Command::new("python3")
+        .args(["-m", "zipfile", "-e"])
+        .arg(epub)
+        .arg(&dir)
+        .output()
+        .map_err(|e| format!("python3 -m zipfile (to unpack the EPUB): {e}"))?;
+    if !unzip.status.success() {
+        return Err(format!("unpacking {}: {}", epub.display(), String::from_utf8_lossy(&unzip.stderr)));
+    }
+    let mut files = Vec::new();
+    let mut stack = vec![dir.clone()];
+    while let Some(d) = stack.pop() {
+        for entry in fs::read_dir(&d).map_err(|e| e.to_string())?.flatten() {
+            let path = entry.path();
+            if path.is_dir() { stack.push(path) } else { files.push(path) }
+        }
+    }
+    files.sort();
+    let mut problems = Vec::new();
+    let css: String = files
+        .iter()
+        .filter(|p| p.extension().is_some_and(|x| x == "css"))
+        .map(|p| fs::read_to_string(p).unwrap_or_default())
+        .collect();
+    let epub_css = fs::read_to_string(root().join("theme/epub.css")).map_err(|e| e.to_string())?;
+    if !css.contains(epub_css.trim()) {
+        problems.push("the EPUB's stylesheets do not hold theme/epub.css".to_owned());
+    }
+    let pages: Vec<(&PathBuf, String)> = files
+        .iter()
+        .filter(|p| p.extension().is_some_and(|x| x == "xhtml" || x == "html"))
+        .map(|p| (p, fs::read_to_string(p).unwrap_or_default()))
+        .collect();
+    for (path, text) in &pages {
+        let name = path.strip_prefix(&dir).unwrap_or(path).display();
+        if text.contains("<details") {
+            problems.push(format!("{name} folds content in <details>, which many e-readers never open"));
+        }
+        if text.contains("web-only") || text.contains("print-only") {
+            problems.push(format!("{name} still holds a web-only or print-only span"));
+        }
+        if text.contains("href=\"downloads/") {
+            problems.push(format!("{name} links to downloads/, which the EPUB does not hold"));
+        }
+    }
+    let eye = fs::read_to_string(root().join("src/introduction.md")).map_err(|e| e.to_string())?;
+    for sentence in span_texts(&eye, "<span class=\"web-only\">") {
+        let flat = flatten(&sentence);
+        if pages.iter().any(|(_, text)| flatten(&strip_tags(text)).contains(&flat)) {
+            problems.push(format!("the EPUB says {sentence:?}, which only makes sense on screen"));
+        }
+    }
+    match pages.iter().find(|(_, text)| text.contains("class=\"details") && text.contains("<pre")) {
+        None => problems.push("no chapter of the EPUB has both code and an opened fold to render".to_owned()),
+        Some((path, text)) => match render_epub_page(path, text) {
+            Ok(seen) => problems.extend(seen),
+            Err(e) => problems.push(e),
+        },
+    }
+    let _ = fs::remove_dir_all(&dir);
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{} reads badly:\n  - {}", epub.display(), problems.join("\n  - ")))
+    }
+}
+
+/// The text of every span of `html` that starts with `open`, tags removed.
+fn span_texts(html: &str, open: &str) -> Vec<String> {
+    html.split(open)
+        .skip(1)
+        .filter_map(|piece| piece.split_once("</span>").map(|(inner, _)| decode_entities(&strip_tags(inner))))
+        .collect()
+}
+
+/// Renders one EPUB chapter in headless Chromium with a script that reads
+/// the computed styles back; returns what is wrong with it.
+fn render_epub_page(path: &Path, text: &str) -> Result<Vec<String>> {
+    const PROBE: &str = r#"<script><![CDATA[
+window.addEventListener('load', () => {
+  const seen = { pre: 0, justified: 0, unwrapped: 0, folds: 0, hiddenFolds: 0 };
+  for (const pre of document.querySelectorAll('pre')) {
+    seen.pre++;
+    const styles = [pre, ...pre.querySelectorAll('code')].map(el => getComputedStyle(el));
+    if (styles.some(s => s.textAlign === 'justify')) seen.justified++;
+    if (styles.some(s => s.whiteSpace !== 'pre-wrap' && s.whiteSpace !== 'break-spaces')) seen.unwrapped++;
+  }
+  for (const fold of document.querySelectorAll('.details')) {
+    seen.folds++;
+    const code = fold.querySelector('pre');
+    const box = (code || fold).getBoundingClientRect();
+    if (!(box.height > 0 && box.width > 0)) seen.hiddenFolds++;
+  }
+  const out = document.createElementNS('http://www.w3.org/1999/xhtml', 'pre');
+  out.id = 'epub-probe';
+  out.textContent = 'PROBE ' + JSON.stringify(seen) + ' END';
+  document.body.appendChild(out);
+});
+]]></script>"#;
+    let Some(end) = text.rfind("</body>") else { return Err(format!("{}: no </body>", path.display())) };
+    let probe = path.with_file_name("epub-probe.xhtml");
+    fs::write(&probe, format!("{}{PROBE}{}", &text[..end], &text[end..])).map_err(|e| e.to_string())?;
+    let profile = work_dir().join(format!("chromium-epub-{}", std::process::id()));
+    let out = Command::new(chromium()?)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .args(["--window-size=600,900", "--virtual-time-budget=5000", "--dump-dom"])
+        .arg(format!("file://{}", probe.display()))
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("Chromium (rendering an EPUB chapter): {e}"))?;
+    let _ = fs::remove_dir_all(&profile);
+    let dom = String::from_utf8_lossy(&out.stdout);
+    // "PROBE {": the script's own text has "PROBE '" instead.
+    let Some(json) = dom.split("PROBE {").nth(1).and_then(|rest| rest.split(" END").next()).map(|j| format!("{{{j}"))
+    else {
+        return Err(format!(
+            "rendering {} in Chromium gave no probe result ({}): {}",
+            path.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).lines().last().unwrap_or_default()
+        ));
+    };
+    let json = decode_entities(&json);
+    let number = |key: &str| {
+        json.split(&format!("\"{key}\":")).nth(1).and_then(|r| r.split([',', '}']).next()?.trim().parse::<u32>().ok())
+    };
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let mut problems = Vec::new();
+    match (number("pre"), number("justified"), number("unwrapped"), number("folds"), number("hiddenFolds")) {
+        (Some(pre), Some(justified), Some(unwrapped), Some(folds), Some(hidden)) => {
+            eprintln!("xtask: EPUB {name} in Chromium: {pre} code blocks, {folds} opened folds");
+            if justified > 0 {
+                problems.push(format!("{name}: {justified} of {pre} code blocks are justified"));
+            }
+            if unwrapped > 0 {
+                problems.push(format!("{name}: {unwrapped} of {pre} code blocks do not wrap long lines"));
+            }
+            if folds == 0 || hidden > 0 {
+                problems.push(format!("{name}: {hidden} of {folds} opened folds show nothing"));
+            }
+        }
+        _ => problems.push(format!("{name}: unreadable probe result {json:?}")),
+    }
+    Ok(problems)
 }
 
 // ------------------------------------------------------------- poppler
@@ -1306,13 +1631,71 @@ fn apt_install(package: &str, bin: &Path) -> Result {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn links_to_chapters_point_at_their_epub_pages() {
+        let md = "See [9-5](ch09-kube-runtime.md#side-by-side), [8](ch08.md), \
+                  [up](https://x.io/a.md), [f](../listings/a.md) and `v[..](x)`, then ](";
+        assert_eq!(
+            super::chapter_links_as_html(md),
+            "See [9-5](ch09-kube-runtime.html), [8](ch08.html), \
+             [up](https://x.io/a.md), [f](../listings/a.md) and `v[..](x)`, then ]("
+        );
+    }
+
     use super::*;
 
     #[test]
-    fn an_epub_caption_loses_its_download_links_and_keeps_the_rest() {
-        let caption = "<span class=\"caption\">Listing 1-1: x · <code>a.rs</code> · download <a href=\"downloads/listing-01-01.tar.gz\">the crate</a></span>\n";
-        assert_eq!(without_downloads(caption), "<span class=\"caption\">Listing 1-1: x · <code>a.rs</code></span>\n");
-        assert_eq!(without_downloads("plain text\n"), "plain text\n");
+    fn download_links_become_the_archives_names() {
+        let caption = "<span class=\"caption\">Listing 1-1: x · download <a href=\"downloads/listing-01-01.tar.gz\">the crate</a> and <a href=\"downloads/listing-01-01-go.tar.gz\">the Go twin</a></span>\n";
+        assert_eq!(
+            downloads_as_names(caption),
+            "<span class=\"caption\">Listing 1-1: x · download the crate (<code>listing-01-01.tar.gz</code>) and the Go twin (<code>listing-01-01-go.tar.gz</code>)</span>\n"
+        );
+        let other = "<a href=\"ch01.html\">ch 1</a> <a href=\"downloads/broken";
+        assert_eq!(downloads_as_names(other), other);
+        let markdown = "Take [the guard](downloads/guard.tar.gz) and [ch 1](ch01.md).";
+        assert_eq!(markdown_downloads_as_names(markdown), "Take the guard (`guard.tar.gz`) and [ch 1](ch01.md).");
+    }
+
+    #[test]
+    fn the_epub_opens_what_the_web_folds_and_keeps_the_paper_sentence() {
+        let markdown = "Hidden<span class=\"web-only\">, and the eye\nicon</span><span class=\"print-only\">; in the repo</span>.\n\n<details class=\"output\">\n<summary>All of it</summary>\n\n```text\nx\n```\n\n</details>\n";
+        assert_eq!(
+            for_epub(markdown),
+            "Hidden<span class=\"offline\">; in the repo</span>.\n\n<div class=\"details output\">\n<p class=\"summary\">All of it</p>\n\n```text\nx\n```\n\n</div>\n"
+        );
+    }
+
+    #[test]
+    fn the_title_page_lists_the_versions_and_the_licence() {
+        let list = "<!-- generated -->\n- k8s.io/client-go v0.37.2\n- kube-apiserver v1.37.2, etcd v3.7.3\n  (chapter 8)\n- `tokio` 1.54.1\n";
+        let versions = list_items(list);
+        assert_eq!(
+            versions,
+            vec!["k8s.io/client-go v0.37.2", "kube-apiserver v1.37.2, etcd v3.7.3 (chapter 8)", "tokio 1.54.1"]
+        );
+        let edition = Edition {
+            description: "A & B".into(),
+            date: "4 December 2026".into(),
+            commit: Some("abc1234".into()),
+            versions,
+        };
+        let page = title_page("Book", &edition);
+        assert!(page.contains("<p class=\"pdf-title\">Book</p>\n<p class=\"pdf-subtitle\">A &amp; B</p>"), "{page}");
+        assert!(page.contains("Edition of 4 December 2026, from commit abc1234"), "{page}");
+        assert!(page.contains("<li>kube-apiserver v1.37.2, etcd v3.7.3 (chapter 8)</li>"), "{page}");
+        assert!(page.contains("Apache License, Version 2.0"), "{page}");
+    }
+
+    #[test]
+    fn finds_footers_and_empty_space() {
+        let word =
+            |y: f64, text: &str| Word { x_min: 100.0, y_min: y, x_max: 110.0, y_max: y + 10.0, text: text.into() };
+        let page =
+            Page { width: 595.0, height: 842.0, words: vec![word(50.0, "top"), word(400.0, "mid"), word(825.0, "7")] };
+        assert_eq!(page.footer().iter().map(|w| w.text.as_str()).collect::<Vec<_>>(), vec!["7"]);
+        let text_area = 842.0 - 2.0 * MARGIN_PT;
+        assert!((page.empty_share() - (842.0 - MARGIN_PT - 410.0) / text_area).abs() < 1e-9);
     }
 
     #[test]
@@ -1369,9 +1752,9 @@ mod tests {
     #[test]
     fn rewrites_only_the_named_json_strings() {
         let json = r#"[{"root":"/b","content":"not the book"},{"items":[{"Chapter":{"name":"content","content":"a\n\"b\" \u00e9 \ud83d\ude00","sub_items":[]}},"Separator"],"x":{"content" : "c"}}]"#;
-        let book = second_element(json).unwrap();
+        let book = json::second_element(json).unwrap();
         assert!(book.starts_with(r#"{"items""#) && book.ends_with(r#""c"}}"#), "{book}");
-        let out = rewrite_json_strings(book, "content", |s| format!("<{s}>"));
+        let out = json::rewrite_strings(book, "content", |s| format!("<{s}>"));
         assert_eq!(
             out,
             r#"{"items":[{"Chapter":{"name":"content","content":"<a\n\"b\" é 😀>","sub_items":[]}},"Separator"],"x":{"content" : "<c>"}}"#
@@ -1425,11 +1808,11 @@ mod tests {
         let ids = h1_ids(html);
         assert_eq!(ids, vec![("introduction".into(), "Introduction".into()), ("the-loop".into(), "The loop".into())]);
         let entries = summary("[Introduction](introduction.md)\n# Part I\n1. [The loop](ch01.md)\n");
-        let page = contents_page("Book", &entries, &ids, Some(&[2, 5])).unwrap();
+        let page = contents_page(&entries, &ids, Some(&[2, 5])).unwrap();
         assert!(page.contains("<li class=\"pdf-part\">Part I</li>"), "{page}");
         assert!(page.contains("<a href=\"#the-loop\"><span class=\"pdf-chapter-title\">1. The loop</span> <span class=\"pdf-page\">5</span></a>"), "{page}");
         let wrong = summary("[Preface](introduction.md)\n");
-        assert!(contents_page("Book", &wrong, &ids, None).unwrap_err().contains("no <h1> \"Preface\""));
+        assert!(contents_page(&wrong, &ids, None).unwrap_err().contains("no <h1> \"Preface\""));
         let printed = pdf_page("<body><main><details class=\"twin\"><details></main>", "TOC").unwrap();
         assert_eq!(printed, "<body><main>\nTOC<details open class=\"twin\"><details open></main>");
     }

@@ -14,7 +14,9 @@ use futures::TryStreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, ResourceExt};
-use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
+use tokio::sync::mpsc::{
+    UnboundedReceiver, UnboundedSender, unbounded_channel,
+};
 use tokio::time::{Instant, Interval, interval_at};
 
 use crate::Cache;
@@ -31,31 +33,47 @@ pub async fn inform(
     resync: Option<Duration>,
 ) -> Result<()> {
     let handler = EnqueueRequestForObject;
-    let mut events = pin!(watcher(api, watcher::Config::default()).default_backoff());
-    let mut resync = resync.map(|period| interval_at(Instant::now() + period, period));
+    let mut events =
+        pin!(watcher(api, watcher::Config::default()).default_backoff());
+    let mut resync =
+        resync.map(|period| interval_at(Instant::now() + period, period));
     let mut synced = false; // only the first list is "the initial list"
     let mut listed = BTreeSet::new(); // what a (re-)list returned
     loop {
         tokio::select! {
             event = events.try_next() => match event {
-                // The watch lost its connection or its place: `default_backoff`
-                // waits, and the watcher carries on, with a new list if it
-                // must. Nothing for the handler; say it on stderr.
+                // The watch lost its connection or its place:
+                // `default_backoff` waits, and the watcher carries on, with
+                // a new list if it must. Nothing for the handler; say it on
+                // stderr.
                 Err(error) => eprintln!("watch: {error}"),
                 Ok(Some(watcher::Event::Init)) => listed.clear(),
-                Ok(Some(watcher::Event::InitApply(cm) | watcher::Event::Apply(cm))) => {
-                    let (name, new_rv) = (cm.name_any(), cm.resource_version().unwrap_or_default());
+                Ok(Some(
+                    watcher::Event::InitApply(cm) | watcher::Event::Apply(cm),
+                )) => {
+                    let name = cm.name_any();
+                    let new_rv = cm.resource_version().unwrap_or_default();
                     listed.insert(name.clone());
                     let old = cache.lock().unwrap().insert(name.clone(), cm);
                     match old {
                         None => handler.create(&queue, name, !synced),
-                        Some(old) => handler.update(&queue, name, &old.resource_version().unwrap_or_default(), &new_rv),
+                        Some(old) => {
+                            let old_rv =
+                                old.resource_version().unwrap_or_default();
+                            handler.update(&queue, name, &old_rv, &new_rv)
+                        }
                     }
                 }
                 Ok(Some(watcher::Event::InitDone)) => {
-                    // A re-list after a lost watch: what it no longer returns was deleted.
-                    let gone: Vec<String> =
-                        cache.lock().unwrap().keys().filter(|name| !listed.contains(*name)).cloned().collect();
+                    // A re-list after a lost watch: what it no longer
+                    // returns was deleted.
+                    let gone: Vec<String> = cache
+                        .lock()
+                        .unwrap()
+                        .keys()
+                        .filter(|name| !listed.contains(*name))
+                        .cloned()
+                        .collect();
                     for name in gone {
                         cache.lock().unwrap().remove(&name);
                         handler.delete(&queue, name);
@@ -71,8 +89,14 @@ pub async fn inform(
             // A resync: every cached object again, as an update whose old
             // and new resource versions are the same.
             () = tick(&mut resync) => {
-                let cached: Vec<(String, String)> = cache.lock().unwrap().iter()
-                    .map(|(name, cm)| (name.clone(), cm.resource_version().unwrap_or_default()))
+                let cached: Vec<(String, String)> = cache
+                    .lock()
+                    .unwrap()
+                    .iter()
+                    .map(|(name, cm)| {
+                        let rv = cm.resource_version().unwrap_or_default();
+                        (name.clone(), rv)
+                    })
                     .collect();
                 for (name, rv) in cached {
                     handler.update(&queue, name, &rv, &rv);
@@ -142,7 +166,11 @@ impl Priorities {
 
     /// Collects reconciles until each of `names` has had one; the priority of
     /// the first of each.
-    pub async fn first(&mut self, what: &str, names: &[&str]) -> Result<BTreeMap<String, i32>> {
+    pub async fn first(
+        &mut self,
+        what: &str,
+        names: &[&str],
+    ) -> Result<BTreeMap<String, i32>> {
         let mut first = BTreeMap::new();
         while names.iter().any(|n| !first.contains_key(*n)) {
             let s = self.next_seen(what).await?;
@@ -154,11 +182,24 @@ impl Priorities {
 
 // ANCHOR: worker
 /// One worker: get the key with its priority, read the object, done.
-async fn work(queue: PriorityQueue<String>, cache: Cache, seen: UnboundedSender<Seen>) {
+async fn work(
+    queue: PriorityQueue<String>,
+    cache: Cache,
+    seen: UnboundedSender<Seen>,
+) {
     while let Some((name, priority)) = queue.get_with_priority().await {
-        let step = cache.lock().unwrap().get(&name).and_then(|cm| cm.data.as_ref()?.get("step").cloned());
+        let step = cache
+            .lock()
+            .unwrap()
+            .get(&name)
+            .and_then(|cm| cm.data.as_ref()?.get("step").cloned());
         if let Some(step) = step {
-            let _ = seen.send(Seen { name: name.clone(), step, priority, queue_empty: queue.is_empty() });
+            let _ = seen.send(Seen {
+                name: name.clone(),
+                step,
+                priority,
+                queue_empty: queue.is_empty(),
+            });
         }
         queue.done(&name);
     }

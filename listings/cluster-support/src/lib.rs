@@ -36,7 +36,9 @@ pub async fn client() -> Result<Client> {
             "KUBECONFIG is not set: start a control plane with `cargo xtask cluster up` and use the kubeconfig it prints"
         ));
     }
-    Client::try_default().await.context("connecting to the API server named by KUBECONFIG")
+    Client::try_default()
+        .await
+        .context("connecting to the API server named by KUBECONFIG")
 }
 
 /// Creates a namespace with a random name and returns the name. The name
@@ -46,7 +48,10 @@ pub async fn client() -> Result<Client> {
 pub async fn namespace(client: &Client, prefix: &str) -> Result<String> {
     let name = format!("{prefix}-{:08x}", std::process::id() ^ random_bits());
     let ns = Namespace {
-        metadata: ObjectMeta { name: Some(name.clone()), ..ObjectMeta::default() },
+        metadata: ObjectMeta {
+            name: Some(name.clone()),
+            ..ObjectMeta::default()
+        },
         ..Namespace::default()
     };
     Api::<Namespace>::all(client.clone())
@@ -59,53 +64,96 @@ pub async fn namespace(client: &Client, prefix: &str) -> Result<String> {
 /// A few bits that differ between runs (no `rand` dependency for this).
 fn random_bits() -> u32 {
     use std::hash::{BuildHasher, Hasher};
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    let mut hasher =
+        std::collections::hash_map::RandomState::new().build_hasher();
     hasher.write_u8(0);
     hasher.finish() as u32
 }
 
 /// Creates a ConfigMap with one data entry.
-pub async fn config_map(api: &Api<ConfigMap>, name: &str, key: &str, value: &str) -> Result<()> {
+pub async fn config_map(
+    api: &Api<ConfigMap>,
+    name: &str,
+    key: &str,
+    value: &str,
+) -> Result<()> {
     let cm = ConfigMap {
-        metadata: ObjectMeta { name: Some(name.to_owned()), ..ObjectMeta::default() },
+        metadata: ObjectMeta {
+            name: Some(name.to_owned()),
+            ..ObjectMeta::default()
+        },
         data: Some(BTreeMap::from([(key.to_owned(), value.to_owned())])),
         ..ConfigMap::default()
     };
-    api.create(&PostParams::default(), &cm).await.with_context(|| format!("creating ConfigMap {name}"))?;
+    api.create(&PostParams::default(), &cm)
+        .await
+        .with_context(|| format!("creating ConfigMap {name}"))?;
     Ok(())
 }
 
 /// Creates a ConfigMap with one label and no data.
-pub async fn labeled_config_map(api: &Api<ConfigMap>, name: &str, label: &str, value: &str) -> Result<()> {
+pub async fn labeled_config_map(
+    api: &Api<ConfigMap>,
+    name: &str,
+    label: &str,
+    value: &str,
+) -> Result<()> {
     let cm = ConfigMap {
         metadata: ObjectMeta {
             name: Some(name.to_owned()),
-            labels: Some(BTreeMap::from([(label.to_owned(), value.to_owned())])),
+            labels: Some(BTreeMap::from([(
+                label.to_owned(),
+                value.to_owned(),
+            )])),
             ..ObjectMeta::default()
         },
         ..ConfigMap::default()
     };
-    api.create(&PostParams::default(), &cm).await.with_context(|| format!("creating ConfigMap {name}"))?;
+    api.create(&PostParams::default(), &cm)
+        .await
+        .with_context(|| format!("creating ConfigMap {name}"))?;
     Ok(())
 }
 
 /// Sets one data entry of a ConfigMap (a read, then an update).
-pub async fn set_data(api: &Api<ConfigMap>, name: &str, key: &str, value: &str) -> Result<()> {
-    let mut cm = api.get(name).await.with_context(|| format!("reading ConfigMap {name}"))?;
-    cm.data.get_or_insert_with(BTreeMap::new).insert(key.to_owned(), value.to_owned());
-    api.replace(name, &PostParams::default(), &cm).await.with_context(|| format!("updating ConfigMap {name}"))?;
+pub async fn set_data(
+    api: &Api<ConfigMap>,
+    name: &str,
+    key: &str,
+    value: &str,
+) -> Result<()> {
+    let mut cm = api
+        .get(name)
+        .await
+        .with_context(|| format!("reading ConfigMap {name}"))?;
+    cm.data
+        .get_or_insert_with(BTreeMap::new)
+        .insert(key.to_owned(), value.to_owned());
+    api.replace(name, &PostParams::default(), &cm)
+        .await
+        .with_context(|| format!("updating ConfigMap {name}"))?;
     Ok(())
 }
 
 /// Awaits `future` for at most [`BOUND`]; running out is an error that says
 /// what was awaited.
-pub async fn within<T>(what: &str, future: impl Future<Output = T>) -> Result<T> {
-    tokio::time::timeout(BOUND, future).await.map_err(|_| anyhow!("waited {}s for {what}", BOUND.as_secs()))
+pub async fn within<T>(
+    what: &str,
+    future: impl Future<Output = T>,
+) -> Result<T> {
+    tokio::time::timeout(BOUND, future)
+        .await
+        .map_err(|_| anyhow!("waited {}s for {what}", BOUND.as_secs()))
 }
 
 /// The next value from `rx`, within [`BOUND`].
-pub async fn receive<T>(rx: &mut tokio::sync::mpsc::UnboundedReceiver<T>, what: &str) -> Result<T> {
-    within(what, rx.recv()).await?.ok_or_else(|| anyhow!("the channel closed while waiting for {what}"))
+pub async fn receive<T>(
+    rx: &mut tokio::sync::mpsc::UnboundedReceiver<T>,
+    what: &str,
+) -> Result<T> {
+    within(what, rx.recv())
+        .await?
+        .ok_or_else(|| anyhow!("the channel closed while waiting for {what}"))
 }
 
 /// An informer's cache: object name to object.
@@ -116,11 +164,16 @@ pub type Cache = Arc<Mutex<BTreeMap<String, ConfigMap>>>;
 /// `queue` (sample-controller's `AddFunc` and `UpdateFunc` both enqueue).
 /// Returns once the initial list is in the cache (`WaitForCacheSync`); the
 /// watch goes on in a task of its own.
-pub async fn enqueue_every_change(api: Api<ConfigMap>, cache: Cache, queue: RateLimitingQueue<String>) -> Result<()> {
+pub async fn enqueue_every_change(
+    api: Api<ConfigMap>,
+    cache: Cache,
+    queue: RateLimitingQueue<String>,
+) -> Result<()> {
     let (synced_tx, synced_rx) = tokio::sync::oneshot::channel();
     tokio::spawn(async move {
         let mut synced = Some(synced_tx);
-        let mut events = pin!(watcher(api, watcher::Config::default()).default_backoff());
+        let mut events =
+            pin!(watcher(api, watcher::Config::default()).default_backoff());
         loop {
             let event = match events.try_next().await {
                 Ok(Some(event)) => event,
@@ -149,7 +202,9 @@ pub async fn enqueue_every_change(api: Api<ConfigMap>, cache: Cache, queue: Rate
             }
         }
     });
-    within("the informer's initial list", synced_rx).await?.context("the watch ended before its initial list")
+    within("the informer's initial list", synced_rx)
+        .await?
+        .context("the watch ended before its initial list")
 }
 
 /// The "step" entry of a cached ConfigMap's data, as a number.
@@ -167,7 +222,9 @@ pub async fn until(
     within(what, async {
         while !cond() {
             if changed.recv().await.is_none() {
-                return Err(anyhow!("the channel closed while waiting for {what}"));
+                return Err(anyhow!(
+                    "the channel closed while waiting for {what}"
+                ));
             }
         }
         Ok(())
@@ -187,31 +244,50 @@ pub mod scrape {
     /// The sum of the samples of `metric` whose labels include
     /// `controller="<controller>"` and every one of `matchers` (such as
     /// `result="success"`); 0 when there is none.
-    pub fn value(scrape: &str, metric: &str, controller: &str, matchers: &[&str]) -> f64 {
+    pub fn value(
+        scrape: &str,
+        metric: &str,
+        controller: &str,
+        matchers: &[&str],
+    ) -> f64 {
         let controller = format!("controller=\"{controller}\"");
         scrape
             .lines()
-            .filter_map(|line| line.strip_prefix(metric)?.strip_prefix('{')?.split_once("} "))
+            .filter_map(|line| {
+                line.strip_prefix(metric)?.strip_prefix('{')?.split_once("} ")
+            })
             .filter(|(labels, _)| {
                 let labels: Vec<&str> = labels.split(',').collect();
-                labels.contains(&controller.as_str()) && matchers.iter().all(|m| labels.contains(m))
+                labels.contains(&controller.as_str())
+                    && matchers.iter().all(|m| labels.contains(m))
             })
-            .filter_map(|(_, value)| value.split_whitespace().next()?.parse::<f64>().ok())
+            .filter_map(|(_, value)| {
+                value.split_whitespace().next()?.parse::<f64>().ok()
+            })
             .sum()
     }
 
     /// For each value of `label` among the samples of `metric` whose labels
     /// include `controller="<controller>"`, the sample's value.
-    pub fn by_label(scrape: &str, metric: &str, controller: &str, label: &str) -> BTreeMap<String, f64> {
+    pub fn by_label(
+        scrape: &str,
+        metric: &str,
+        controller: &str,
+        label: &str,
+    ) -> BTreeMap<String, f64> {
         let controller = format!("controller=\"{controller}\"");
         let prefix = format!("{label}=");
         scrape
             .lines()
-            .filter_map(|line| line.strip_prefix(metric)?.strip_prefix('{')?.split_once("} "))
+            .filter_map(|line| {
+                line.strip_prefix(metric)?.strip_prefix('{')?.split_once("} ")
+            })
             .filter(|(labels, _)| labels.split(',').any(|l| l == controller))
             .filter_map(|(labels, value)| {
-                let value = value.split_whitespace().next()?.parse::<f64>().ok()?;
-                let wanted = labels.split(',').find_map(|l| l.strip_prefix(&prefix))?;
+                let value =
+                    value.split_whitespace().next()?.parse::<f64>().ok()?;
+                let wanted =
+                    labels.split(',').find_map(|l| l.strip_prefix(&prefix))?;
                 Some((wanted.trim_matches('"').to_owned(), value))
             })
             .collect()
@@ -232,7 +308,10 @@ pub mod scrape {
                 return Ok(s);
             }
             if tokio::time::Instant::now() > deadline {
-                bail!("scraped /metrics for {}s without seeing {what}", crate::BOUND.as_secs());
+                bail!(
+                    "scraped /metrics for {}s without seeing {what}",
+                    crate::BOUND.as_secs()
+                );
             }
         }
     }
@@ -240,10 +319,18 @@ pub mod scrape {
     /// Prints, for the metrics the chapter discusses, how the second scrape
     /// compares with the first.
     pub fn compare(first: &str, second: &str, controller: &str) -> Result<()> {
-        println!("GET /metrics twice while one reconcile has not returned (controller={controller:?}):");
+        println!(
+            "GET /metrics twice while a reconcile has not returned (controller={controller:?}):"
+        );
         println!("{:<52} second scrape", "metric");
-        for m in ["workqueue_longest_running_processor_seconds", "workqueue_unfinished_work_seconds"] {
-            let (a, b) = (value(first, m, controller, &[]), value(second, m, controller, &[]));
+        for m in [
+            "workqueue_longest_running_processor_seconds",
+            "workqueue_unfinished_work_seconds",
+        ] {
+            let (a, b) = (
+                value(first, m, controller, &[]),
+                value(second, m, controller, &[]),
+            );
             let verdict = if b > a {
                 "higher"
             } else if b < a {
@@ -263,7 +350,10 @@ pub mod scrape {
                 Some(m) => format!("{name}{{{m}}}"),
                 None => name.to_owned(),
             };
-            let (a, b) = (value(first, name, controller, &matchers), value(second, name, controller, &matchers));
+            let (a, b) = (
+                value(first, name, controller, &matchers),
+                value(second, name, controller, &matchers),
+            );
             println!("{label:<52} {b}, as in the first");
             if a != b {
                 bail!("{label} changed between the scrapes");
@@ -282,12 +372,23 @@ pub async fn restart_api_server() -> Result<()> {
     let pid = std::env::var("CLUSTER_SUPERVISOR_PID").ok().and_then(|p| p.parse::<u32>().ok()).ok_or_else(|| {
         anyhow!("CLUSTER_SUPERVISOR_PID is not set to the PID of the cluster supervisor (`cargo xtask cluster up` prints it)")
     })?;
-    let mut count_file = std::env::var_os("KUBECONFIG").context("KUBECONFIG is not set")?;
+    let mut count_file =
+        std::env::var_os("KUBECONFIG").context("KUBECONFIG is not set")?;
     count_file.push(".restarts");
-    let count = || std::fs::read_to_string(&count_file).ok().and_then(|s| s.trim().parse::<u32>().ok()).unwrap_or(0);
+    let count = || {
+        std::fs::read_to_string(&count_file)
+            .ok()
+            .and_then(|s| s.trim().parse::<u32>().ok())
+            .unwrap_or(0)
+    };
     let before = count();
-    let status = std::process::Command::new("kill").args(["-USR1", &pid.to_string()]).status()?;
-    anyhow::ensure!(status.success(), "signalling the cluster supervisor (PID {pid}) failed: {status}");
+    let status = std::process::Command::new("kill")
+        .args(["-USR1", &pid.to_string()])
+        .status()?;
+    anyhow::ensure!(
+        status.success(),
+        "signalling the cluster supervisor (PID {pid}) failed: {status}"
+    );
     within("the cluster supervisor to restart kube-apiserver", async {
         let mut tick = tokio::time::interval(Duration::from_millis(100));
         while count() <= before {

@@ -49,7 +49,9 @@ pub fn compare_all(rust: &[Vec<String>], go: &[Vec<String>]) -> Vec<Mismatch> {
 pub fn render(script: &[Op], rust: &[String], go: &[String]) -> String {
     let first = first_difference(rust, go);
     let rows = script.len().max(rust.len()).max(go.len());
-    let ops: Vec<String> = (0..rows).map(|i| script.get(i).map_or_else(|| "?".into(), Op::to_string)).collect();
+    let ops: Vec<String> = (0..rows)
+        .map(|i| script.get(i).map_or_else(|| "?".into(), Op::to_string))
+        .collect();
     let op_w = ops.iter().map(String::len).max().unwrap_or(0).max(2);
     let rust_w = rust.iter().map(String::len).max().unwrap_or(0).max(4);
     let mut out = String::new();
@@ -58,8 +60,13 @@ pub fn render(script: &[Op], rust: &[String], go: &[String]) -> String {
         let r = rust.get(i).map_or("(none)", String::as_str);
         let g = go.get(i).map_or("(none)", String::as_str);
         let mark = if first == Some(i) { ">>" } else { "  " };
-        let note = if first == Some(i) { "   <-- first difference" } else { "" };
-        let _ = writeln!(out, "{mark} {:>3}  {op:op_w$}  {r:rust_w$}  {g}{note}", i + 1);
+        let note =
+            if first == Some(i) { "   <-- first difference" } else { "" };
+        let _ = writeln!(
+            out,
+            "{mark} {:>3}  {op:op_w$}  {r:rust_w$}  {g}{note}",
+            i + 1
+        );
     }
     out
 }
@@ -75,19 +82,36 @@ mod tests {
     #[test]
     fn differences() {
         assert_eq!(first_difference(&v(&["ok", "1"]), &v(&["ok", "1"])), None);
-        assert_eq!(first_difference(&v(&["ok", "1"]), &v(&["ok", "0"])), Some(1));
+        assert_eq!(
+            first_difference(&v(&["ok", "1"]), &v(&["ok", "0"])),
+            Some(1)
+        );
         assert_eq!(first_difference(&v(&["ok", "1"]), &v(&["ok"])), Some(1));
         let rust = vec![v(&["ok"]), v(&["a"]), v(&["1"])];
         assert_eq!(compare_all(&rust, &rust), vec![]);
         let go = vec![v(&["ok"]), v(&["b"])];
-        assert_eq!(compare_all(&rust, &go), vec![Mismatch { script: 1, line: 0 }, Mismatch { script: 2, line: 0 }]);
+        assert_eq!(
+            compare_all(&rust, &go),
+            vec![
+                Mismatch { script: 1, line: 0 },
+                Mismatch { script: 2, line: 0 }
+            ]
+        );
     }
 
     #[test]
     fn render_marks_the_first_difference() {
-        let text = render(&[Op::Add("a".into()), Op::Len], &v(&["ok", "1"]), &v(&["ok", "0"]));
+        let text = render(
+            &[Op::Add("a".into()), Op::Len],
+            &v(&["ok", "1"]),
+            &v(&["ok", "0"]),
+        );
         let lines: Vec<&str> = text.lines().collect();
         assert!(lines[1].starts_with("     1  add a"), "{text}");
-        assert!(lines[2].starts_with(">>   2  len") && lines[2].ends_with("<-- first difference"), "{text}");
+        assert!(
+            lines[2].starts_with(">>   2  len")
+                && lines[2].ends_with("<-- first difference"),
+            "{text}"
+        );
     }
 }

@@ -92,7 +92,8 @@ fn candidate(rng: &mut SplitMix64, session: &Session, items: &[&str]) -> Op {
         0 => Op::Add(item(rng)),
         1 => Op::Get,
         2 => {
-            let handed_out: Vec<&String> = session.processing().iter().collect();
+            let handed_out: Vec<&String> =
+                session.processing().iter().collect();
             if !handed_out.is_empty() && !rng.chance(1, 10) {
                 Op::Done((*rng.pick(&handed_out)).clone())
             } else {
@@ -122,7 +123,10 @@ pub fn generate(rng: &mut SplitMix64, fault: Option<Fault>) -> Generated {
     let mut script = Vec::with_capacity(len as usize);
     let mut observations = Vec::with_capacity(len as usize);
     for _ in 0..len {
-        let op = (0..32).map(|_| candidate(rng, &session, items)).find(|op| !session.would_tie(op)).unwrap_or(Op::Len);
+        let op = (0..32)
+            .map(|_| candidate(rng, &session, items))
+            .find(|op| !session.would_tie(op))
+            .unwrap_or(Op::Len);
         observations.push(session.apply(&op));
         script.push(op);
     }
@@ -130,7 +134,11 @@ pub fn generate(rng: &mut SplitMix64, fault: Option<Fault>) -> Generated {
 }
 
 /// Generates sequence `index` of a run seeded with `seed`.
-pub fn generate_sequence(seed: u64, index: u64, fault: Option<Fault>) -> Generated {
+pub fn generate_sequence(
+    seed: u64,
+    index: u64,
+    fault: Option<Fault>,
+) -> Generated {
     generate(&mut SplitMix64::for_sequence(seed, index), fault)
 }
 
@@ -138,9 +146,14 @@ pub fn generate_sequence(seed: u64, index: u64, fault: Option<Fault>) -> Generat
 /// default, and a few above and below.
 const PRIORITIES: [i32; 8] = [-100, -100, -1, 0, 0, 1, 5, 100];
 
-fn pq_candidate(rng: &mut SplitMix64, session: &PqSession, items: &[&str]) -> Op {
+fn pq_candidate(
+    rng: &mut SplitMix64,
+    session: &PqSession,
+    items: &[&str],
+) -> Op {
     let item = |rng: &mut SplitMix64| rng.pick(items).to_string();
-    let delay = |rng: &mut SplitMix64| Duration::from_micros(*rng.pick(&DELAYS_US));
+    let delay =
+        |rng: &mut SplitMix64| Duration::from_micros(*rng.pick(&DELAYS_US));
     // add_with_opts, add, add_after, add_rate_limited, get, done, forget, len, num_requeues, shut_down, step
     const WEIGHTS: [u64; 11] = [22, 8, 6, 8, 24, 15, 4, 6, 5, 1, 12];
     match rng.weighted(&WEIGHTS) {
@@ -195,7 +208,9 @@ pub fn generate_pq(rng: &mut SplitMix64, fault: Option<Fault>) -> Generated {
             chosen = Some((op, obs));
             break;
         }
-        let (op, obs) = chosen.unwrap_or_else(|| (Op::Step(Duration::ZERO), session.apply(&Op::Step(Duration::ZERO))));
+        let (op, obs) = chosen.unwrap_or_else(|| {
+            (Op::Step(Duration::ZERO), session.apply(&Op::Step(Duration::ZERO)))
+        });
         script.push(op);
         observations.push(obs);
     }
@@ -204,8 +219,15 @@ pub fn generate_pq(rng: &mut SplitMix64, fault: Option<Fault>) -> Generated {
 
 /// Generates `queue pq` sequence `index` of a run seeded with `seed` (a
 /// stream apart from the client-go sequences of the same seed).
-pub fn generate_pq_sequence(seed: u64, index: u64, fault: Option<Fault>) -> Generated {
-    generate_pq(&mut SplitMix64::for_sequence(seed ^ 0x5051_5051_5051_5051, index), fault)
+pub fn generate_pq_sequence(
+    seed: u64,
+    index: u64,
+    fault: Option<Fault>,
+) -> Generated {
+    generate_pq(
+        &mut SplitMix64::for_sequence(seed ^ 0x5051_5051_5051_5051, index),
+        fault,
+    )
 }
 
 #[cfg(test)]
@@ -219,7 +241,10 @@ mod tests {
             let a = generate_sequence(42, i, None);
             let b = generate_sequence(42, i, None);
             assert_eq!(a.script, b.script);
-            assert!(!a.script.ops.is_empty() && a.script.ops.len() as u64 <= MAX_LEN);
+            assert!(
+                !a.script.ops.is_empty()
+                    && a.script.ops.len() as u64 <= MAX_LEN
+            );
             // Replaying the script alone gives what the generator saw, unambiguously.
             let run = run_script(&a.script, None);
             assert_eq!(run.observations, a.observations);
@@ -235,9 +260,15 @@ mod tests {
             let a = generate_pq_sequence(42, i, None);
             let b = generate_pq_sequence(42, i, None);
             assert_eq!(a.script, b.script);
-            assert!(!a.script.ops.is_empty() && a.script.ops.len() as u64 <= MAX_LEN);
+            assert!(
+                !a.script.ops.is_empty()
+                    && a.script.ops.len() as u64 <= MAX_LEN
+            );
             // At most one shut_down, and only a last get may block.
-            assert!(a.script.ops.iter().filter(|o| **o == Op::ShutDown).count() <= 1);
+            assert!(
+                a.script.ops.iter().filter(|o| **o == Op::ShutDown).count()
+                    <= 1
+            );
             let blocked = a.observations.iter().position(|o| o == BLOCKED);
             assert!(blocked.is_none_or(|at| at + 1 == a.observations.len()));
             blocked_endings += usize::from(blocked.is_some());

@@ -10,7 +10,10 @@ use crate::script::{Script, format_scripts, split_blocks};
 
 /// The Go module: `listings/`.
 pub fn go_module_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("listings/").to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .expect("listings/")
+        .to_path_buf()
 }
 
 /// Whether a `go` executable is on `PATH`.
@@ -29,12 +32,20 @@ pub fn go_on_path() -> bool {
 /// else the workspace's `target/`.
 pub fn target_dir() -> PathBuf {
     let from_exe = std::env::current_exe().ok().and_then(|exe| {
-        let deps = exe.parent().filter(|d| d.file_name().is_some_and(|n| n == "deps"))?;
+        let deps = exe
+            .parent()
+            .filter(|d| d.file_name().is_some_and(|n| n == "deps"))?;
         Some(deps.parent()?.parent()?.to_path_buf())
     });
     from_exe
-        .or_else(|| std::env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).filter(|p| p.is_absolute()))
-        .unwrap_or_else(|| go_module_dir().parent().expect("the workspace").join("target"))
+        .or_else(|| {
+            std::env::var_os("CARGO_TARGET_DIR")
+                .map(PathBuf::from)
+                .filter(|p| p.is_absolute())
+        })
+        .unwrap_or_else(|| {
+            go_module_dir().parent().expect("the workspace").join("target")
+        })
 }
 
 /// A built Go replayer.
@@ -52,7 +63,8 @@ impl GoReplayer {
     /// `GOFLAGS=-mod=readonly`.
     pub fn build() -> Result<Self, String> {
         let scratch = target_dir().join("differential");
-        std::fs::create_dir_all(&scratch).map_err(|e| format!("creating {}: {e}", scratch.display()))?;
+        std::fs::create_dir_all(&scratch)
+            .map_err(|e| format!("creating {}: {e}", scratch.display()))?;
         let binary = scratch.join("replay.test");
         let output = Command::new("go")
             .args(["test", "-c", "-o"])
@@ -82,10 +94,15 @@ impl GoReplayer {
     /// Replays `scripts` in one run of the replayer and returns the Go
     /// observations of each.
     pub fn run(&self, scripts: &[Script]) -> Result<Vec<Vec<String>>, String> {
-        let id = format!("{}-{}", std::process::id(), RUNS.fetch_add(1, Ordering::Relaxed));
+        let id = format!(
+            "{}-{}",
+            std::process::id(),
+            RUNS.fetch_add(1, Ordering::Relaxed)
+        );
         let input = self.scratch.join(format!("scripts-{id}.txt"));
         let out = self.scratch.join(format!("observations-{id}.txt"));
-        std::fs::write(&input, format_scripts(scripts)).map_err(|e| format!("writing {}: {e}", input.display()))?;
+        std::fs::write(&input, format_scripts(scripts))
+            .map_err(|e| format!("writing {}: {e}", input.display()))?;
         let _ = std::fs::remove_file(&out);
         let output = Command::new(&self.binary)
             .arg("-test.run=^TestReplay$")
@@ -102,7 +119,8 @@ impl GoReplayer {
                 String::from_utf8_lossy(&output.stderr)
             ));
         }
-        let text = std::fs::read_to_string(&out).map_err(|e| format!("reading {}: {e}", out.display()))?;
+        let text = std::fs::read_to_string(&out)
+            .map_err(|e| format!("reading {}: {e}", out.display()))?;
         let observations = split_blocks(&text);
         if observations.len() != scripts.len() {
             return Err(format!(

@@ -43,8 +43,14 @@ pub fn add_opts(op: &Op) -> Option<(Vec<String>, AddOpts)> {
     };
     Some(match op {
         Op::Add(x) => (vec![x.clone()], AddOpts::default()),
-        Op::AddAfter(x, d) => (vec![x.clone()], opts(&Opts { after: Some(*d), ..Opts::default() })),
-        Op::AddRateLimited(x) => (vec![x.clone()], opts(&Opts { rate_limited: Some(true), ..Opts::default() })),
+        Op::AddAfter(x, d) => (
+            vec![x.clone()],
+            opts(&Opts { after: Some(*d), ..Opts::default() }),
+        ),
+        Op::AddRateLimited(x) => (
+            vec![x.clone()],
+            opts(&Opts { rate_limited: Some(true), ..Opts::default() }),
+        ),
         Op::AddWithOpts(items, o) => (items.clone(), opts(o)),
         _ => return None,
     })
@@ -72,9 +78,18 @@ impl PqSession {
             .build()
             .expect("a current-thread runtime");
         let queue = rt.block_on(async {
-            PriorityQueue::with_rate_limiter(ItemExponentialFailureRateLimiter::new(BASE_DELAY, MAX_DELAY))
+            PriorityQueue::with_rate_limiter(
+                ItemExponentialFailureRateLimiter::new(BASE_DELAY, MAX_DELAY),
+            )
         });
-        Self { rt, queue, fault, locked: BTreeSet::new(), shut: false, blocked: false }
+        Self {
+            rt,
+            queue,
+            fault,
+            locked: BTreeSet::new(),
+            shut: false,
+            blocked: false,
+        }
     }
 
     /// Whether `shut_down` has run.
@@ -119,7 +134,10 @@ impl PqSession {
             Op::Get => {
                 let got = self.rt.block_on(async {
                     let mut get = std::pin::pin!(queue.get_with_priority());
-                    std::future::poll_fn(|cx| Poll::Ready(get.as_mut().poll(cx))).await
+                    std::future::poll_fn(|cx| {
+                        Poll::Ready(get.as_mut().poll(cx))
+                    })
+                    .await
                 });
                 match got {
                     Poll::Ready(Some((x, priority))) => {
@@ -157,7 +175,10 @@ impl PqSession {
                 self.rt.block_on(tokio::time::advance(*d));
                 "ok".to_string()
             }
-            Op::Add(_) | Op::AddAfter(..) | Op::AddRateLimited(_) | Op::AddWithOpts(..) => {
+            Op::Add(_)
+            | Op::AddAfter(..)
+            | Op::AddRateLimited(_)
+            | Op::AddWithOpts(..) => {
                 unreachable!("handled above")
             }
         }
@@ -179,16 +200,23 @@ mod tests {
 
     #[test]
     fn priorities_order_the_ready_entries() {
-        let run = obs("queue pq\nadd_with_opts a priority=-100\nadd b\nadd_with_opts c priority=5\n\
-                       len\nget\nget\nget\nget\nlen\n");
-        assert_eq!(run.observations, words("ok ok ok 3 c@5 b@0 a@-100 blocked -"));
+        let run = obs(
+            "queue pq\nadd_with_opts a priority=-100\nadd b\nadd_with_opts c priority=5\n\
+                       len\nget\nget\nget\nget\nlen\n",
+        );
+        assert_eq!(
+            run.observations,
+            words("ok ok ok 3 c@5 b@0 a@-100 blocked -")
+        );
         assert_eq!(run.ambiguous_at, None);
     }
 
     #[test]
     fn waiting_entries_become_ready_on_time() {
-        let run = obs("queue pq\nadd_with_opts a after=10ms\nadd_rate_limited b\nlen\nstep 5ms\nlen\n\
-                       get\nstep 5ms\nget\nnum_requeues b\n");
+        let run = obs(
+            "queue pq\nadd_with_opts a after=10ms\nadd_rate_limited b\nlen\nstep 5ms\nlen\n\
+                       get\nstep 5ms\nget\nnum_requeues b\n",
+        );
         assert_eq!(run.observations, words("ok ok 0 ok 1 b@0 ok a@0 1"));
     }
 
@@ -202,7 +230,8 @@ mod tests {
 
     #[test]
     fn shutdown_does_not_drain_and_a_second_one_is_flagged() {
-        let run = obs("queue pq\nadd a\nshut_down\nget\nadd b\nlen\nshut_down\n");
+        let run =
+            obs("queue pq\nadd a\nshut_down\nget\nadd b\nlen\nshut_down\n");
         assert_eq!(run.observations, words("ok ok shutdown ok 1 ok"));
         assert_eq!(run.ambiguous_at, Some(5));
     }

@@ -15,7 +15,8 @@ impl SplitMix64 {
     /// The generator of sequence `index` of a run seeded with `seed`, so that
     /// one sequence can be regenerated alone.
     pub fn for_sequence(seed: u64, index: u64) -> Self {
-        let mut mixer = Self::new(seed ^ index.wrapping_mul(0xD1B5_4A32_D192_ED03));
+        let mut mixer =
+            Self::new(seed ^ index.wrapping_mul(0xD1B5_4A32_D192_ED03));
         Self::new(mixer.next_u64())
     }
 

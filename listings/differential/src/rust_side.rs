@@ -35,7 +35,8 @@ pub enum Fault {
 /// The delay `ItemExponentialFailureRateLimiter(5ms, 1000s)` gives an item
 /// that has failed `requeues` times before.
 pub fn exponential_delay(requeues: usize) -> Duration {
-    let backoff = BASE_DELAY.as_nanos() as f64 * 2f64.powi(i32::try_from(requeues).unwrap_or(i32::MAX));
+    let backoff = BASE_DELAY.as_nanos() as f64
+        * 2f64.powi(i32::try_from(requeues).unwrap_or(i32::MAX));
     if backoff > i64::MAX as f64 {
         return MAX_DELAY;
     }
@@ -69,9 +70,19 @@ impl Session {
             .start_paused(true)
             .build()
             .expect("a current-thread runtime");
-        let queue = rt
-            .block_on(async { RateLimitingQueue::new(ItemExponentialFailureRateLimiter::new(BASE_DELAY, MAX_DELAY)) });
-        Self { rt, queue, fault, now: Duration::ZERO, pending: HashMap::new(), processing: BTreeSet::new() }
+        let queue = rt.block_on(async {
+            RateLimitingQueue::new(ItemExponentialFailureRateLimiter::new(
+                BASE_DELAY, MAX_DELAY,
+            ))
+        });
+        Self {
+            rt,
+            queue,
+            fault,
+            now: Duration::ZERO,
+            pending: HashMap::new(),
+            processing: BTreeSet::new(),
+        }
     }
 
     /// Whether the queue has been shut down.
@@ -97,7 +108,9 @@ impl Session {
         }
         let (item, delay) = match op {
             Op::AddAfter(x, d) => (x, *d),
-            Op::AddRateLimited(x) => (x, exponential_delay(self.num_requeues(x))),
+            Op::AddRateLimited(x) => {
+                (x, exponential_delay(self.num_requeues(x)))
+            }
             _ => return None,
         };
         if delay.is_zero() {
@@ -114,7 +127,9 @@ impl Session {
     /// item's pending entry, which Go's heap may then pop in either order.
     pub fn would_tie(&self, op: &Op) -> bool {
         match self.new_ready_time(op) {
-            Some((item, at)) => self.pending.iter().any(|(other, &t)| *other != item && t == at),
+            Some((item, at)) => {
+                self.pending.iter().any(|(other, &t)| *other != item && t == at)
+            }
             None => false,
         }
     }
@@ -146,9 +161,13 @@ impl Session {
                 }
                 Op::AddRateLimited(x) => queue.add_rate_limited(x.clone()),
                 Op::AddAfter(x, d) => queue.add_after(x.clone(), *d),
-                Op::AddWithOpts(..) => unreachable!("add_with_opts is parsed for `queue pq` only"),
+                Op::AddWithOpts(..) => {
+                    unreachable!("add_with_opts is parsed for `queue pq` only")
+                }
                 Op::Len => return (queue.len().to_string(), None),
-                Op::NumRequeues(x) => return (queue.num_requeues(x).to_string(), None),
+                Op::NumRequeues(x) => {
+                    return (queue.num_requeues(x).to_string(), None);
+                }
                 Op::ShutDown => queue.shut_down(),
                 Op::Step(d) => tokio::time::advance(*d).await,
             }
@@ -244,9 +263,17 @@ mod tests {
 
     #[test]
     fn a_small_script() {
-        let run = obs("add a\nadd_after b 10ms\nadd_rate_limited c\nlen\nstep 5ms\nlen\nget\nget\n\
-                       step 5ms\nget\nnum_requeues c\nget\n");
-        assert_eq!(run.observations, ["ok", "ok", "ok", "1", "ok", "2", "a", "c", "ok", "b", "1", "empty"]);
+        let run = obs(
+            "add a\nadd_after b 10ms\nadd_rate_limited c\nlen\nstep 5ms\nlen\nget\nget\n\
+                       step 5ms\nget\nnum_requeues c\nget\n",
+        );
+        assert_eq!(
+            run.observations,
+            [
+                "ok", "ok", "ok", "1", "ok", "2", "a", "c", "ok", "b", "1",
+                "empty"
+            ]
+        );
         assert_eq!(run.ambiguous_at, None);
     }
 
@@ -260,12 +287,22 @@ mod tests {
 
     #[test]
     fn equal_ready_times_are_ambiguous() {
-        assert_eq!(obs("add_after a 5ms\nadd_rate_limited b\n").ambiguous_at, Some(1));
+        assert_eq!(
+            obs("add_after a 5ms\nadd_rate_limited b\n").ambiguous_at,
+            Some(1)
+        );
         // The same item again is not a tie: the earlier entry is kept.
-        assert_eq!(obs("add_after a 5ms\nadd_after a 5ms\nadd_rate_limited a\n").ambiguous_at, None);
+        assert_eq!(
+            obs("add_after a 5ms\nadd_after a 5ms\nadd_rate_limited a\n")
+                .ambiguous_at,
+            None
+        );
         // Nor is a time equal to an entry that has already fired.
         assert_eq!(obs("add_after a 5ms\nstep 5ms\nadd_after b 0ms\nstep 0ms\nadd_after b 0ms\n").ambiguous_at, None);
-        assert_eq!(obs("add_after a 10ms\nstep 5ms\nadd_after b 5ms\n").ambiguous_at, Some(2));
+        assert_eq!(
+            obs("add_after a 10ms\nstep 5ms\nadd_after b 5ms\n").ambiguous_at,
+            Some(2)
+        );
     }
 
     #[test]

@@ -147,7 +147,9 @@ pub fn format_duration(d: Duration) -> String {
 
 /// Reads `<integer><unit>` with unit `ns`, `us`, `ms` or `s`.
 pub fn parse_duration(s: &str) -> Result<Duration, String> {
-    let split = s.find(|c: char| !c.is_ascii_digit()).ok_or_else(|| format!("duration {s:?} has no unit"))?;
+    let split = s
+        .find(|c: char| !c.is_ascii_digit())
+        .ok_or_else(|| format!("duration {s:?} has no unit"))?;
     let (num, unit) = s.split_at(split);
     let n: u64 = num.parse().map_err(|_| format!("bad duration {s:?}"))?;
     match unit {
@@ -167,7 +169,9 @@ impl fmt::Display for Op {
             Op::Done(x) => write!(f, "done {x}"),
             Op::Forget(x) => write!(f, "forget {x}"),
             Op::AddRateLimited(x) => write!(f, "add_rate_limited {x}"),
-            Op::AddAfter(x, d) => write!(f, "add_after {x} {}", format_duration(*d)),
+            Op::AddAfter(x, d) => {
+                write!(f, "add_after {x} {}", format_duration(*d))
+            }
             Op::AddWithOpts(items, o) => {
                 write!(f, "add_with_opts {}", items.join(","))?;
                 if let Some(d) = o.after {
@@ -200,23 +204,32 @@ impl fmt::Display for Script {
 }
 
 fn parse_add_with_opts(line: &str, fields: &[&str]) -> Result<Op, String> {
-    let items: Vec<String> =
-        fields.get(1).ok_or_else(|| format!("{line:?}: missing item"))?.split(',').map(str::to_string).collect();
+    let items: Vec<String> = fields
+        .get(1)
+        .ok_or_else(|| format!("{line:?}: missing item"))?
+        .split(',')
+        .map(str::to_string)
+        .collect();
     if items.iter().any(String::is_empty) {
         return Err(format!("{line:?}: empty item"));
     }
     let mut o = Opts::default();
     for field in &fields[2..] {
-        let (key, value) =
-            field.split_once('=').ok_or_else(|| format!("{line:?}: option {field:?} is not key=value"))?;
+        let (key, value) = field.split_once('=').ok_or_else(|| {
+            format!("{line:?}: option {field:?} is not key=value")
+        })?;
         let dup = match key {
             "after" => o.after.replace(parse_duration(value)?).is_some(),
             "rate_limited" => {
-                let v = value.parse().map_err(|_| format!("{line:?}: bad bool {value:?}"))?;
+                let v = value
+                    .parse()
+                    .map_err(|_| format!("{line:?}: bad bool {value:?}"))?;
                 o.rate_limited.replace(v).is_some()
             }
             "priority" => {
-                let v = value.parse().map_err(|_| format!("{line:?}: bad priority {value:?}"))?;
+                let v = value
+                    .parse()
+                    .map_err(|_| format!("{line:?}: bad priority {value:?}"))?;
                 o.priority.replace(v).is_some()
             }
             _ => return Err(format!("{line:?}: unknown option {key:?}")),
@@ -232,17 +245,25 @@ fn parse_add_with_opts(line: &str, fields: &[&str]) -> Result<Op, String> {
 pub fn parse_op(line: &str) -> Result<Op, String> {
     let fields: Vec<&str> = line.split_whitespace().collect();
     let item = |i: usize| -> Result<String, String> {
-        fields.get(i).map(|s| s.to_string()).ok_or_else(|| format!("{line:?}: missing item"))
+        fields
+            .get(i)
+            .map(|s| s.to_string())
+            .ok_or_else(|| format!("{line:?}: missing item"))
     };
     let want = match fields.first().copied() {
         Some("get" | "len" | "shut_down") => 1,
-        Some("add" | "done" | "forget" | "add_rate_limited" | "num_requeues" | "step") => 2,
+        Some(
+            "add" | "done" | "forget" | "add_rate_limited" | "num_requeues"
+            | "step",
+        ) => 2,
         Some("add_after") => 3,
         Some("add_with_opts") if (2..=5).contains(&fields.len()) => {
             return parse_add_with_opts(line, &fields);
         }
         Some("add_with_opts") => {
-            return Err(format!("{line:?}: add_with_opts takes an item list and up to 3 options"));
+            return Err(format!(
+                "{line:?}: add_with_opts takes an item list and up to 3 options"
+            ));
         }
         _ => return Err(format!("unknown op {line:?}")),
     };
@@ -291,22 +312,28 @@ pub fn split_blocks(text: &str) -> Vec<Vec<String>> {
 
 /// Parses one block of lines into a script: an optional `queue` header, then ops.
 pub fn parse_script(block: &[String]) -> Result<Script, String> {
-    let (queue, rest) = match block.first().map(|l| l.split_whitespace().collect::<Vec<_>>()) {
-        Some(f) if f.first() == Some(&"queue") => {
-            let kind = match f.get(1..) {
-                Some(["pq"]) => QueueKind::Priority,
-                Some(["client-go"]) => QueueKind::ClientGo,
-                _ => {
-                    return Err(format!("{:?}: want `queue pq` or `queue client-go`", block[0]));
-                }
-            };
-            (kind, &block[1..])
-        }
-        _ => (QueueKind::ClientGo, block),
-    };
-    let ops = rest.iter().map(|l| parse_op(l)).collect::<Result<Vec<_>, _>>()?;
+    let (queue, rest) =
+        match block.first().map(|l| l.split_whitespace().collect::<Vec<_>>()) {
+            Some(f) if f.first() == Some(&"queue") => {
+                let kind = match f.get(1..) {
+                    Some(["pq"]) => QueueKind::Priority,
+                    Some(["client-go"]) => QueueKind::ClientGo,
+                    _ => {
+                        return Err(format!(
+                            "{:?}: want `queue pq` or `queue client-go`",
+                            block[0]
+                        ));
+                    }
+                };
+                (kind, &block[1..])
+            }
+            _ => (QueueKind::ClientGo, block),
+        };
+    let ops =
+        rest.iter().map(|l| parse_op(l)).collect::<Result<Vec<_>, _>>()?;
     if queue == QueueKind::ClientGo
-        && let Some(op) = ops.iter().find(|op| matches!(op, Op::AddWithOpts(..)))
+        && let Some(op) =
+            ops.iter().find(|op| matches!(op, Op::AddWithOpts(..)))
     {
         return Err(format!("{op}: add_with_opts needs `queue pq`"));
     }
@@ -347,7 +374,10 @@ mod tests {
         let scripts = parse_scripts(text).unwrap();
         assert_eq!(scripts.len(), 2);
         assert_eq!(scripts[0].queue, QueueKind::ClientGo);
-        assert_eq!(scripts[0].ops[5], Op::AddAfter("a".into(), Duration::from_millis(15)));
+        assert_eq!(
+            scripts[0].ops[5],
+            Op::AddAfter("a".into(), Duration::from_millis(15))
+        );
         assert_eq!(scripts[0].ops[12], Op::Step(Duration::from_micros(1500)));
         assert_eq!(format_scripts(&scripts), text);
     }
@@ -363,12 +393,19 @@ mod tests {
             scripts[0].ops[0],
             Op::AddWithOpts(
                 vec!["a".into()],
-                Opts { after: Some(Duration::from_millis(15)), rate_limited: Some(true), priority: Some(-100) }
+                Opts {
+                    after: Some(Duration::from_millis(15)),
+                    rate_limited: Some(true),
+                    priority: Some(-100)
+                }
             )
         );
         assert_eq!(
             scripts[0].ops[1],
-            Op::AddWithOpts(vec!["b".into(), "c".into()], Opts { priority: Some(5), ..Opts::default() })
+            Op::AddWithOpts(
+                vec!["b".into(), "c".into()],
+                Opts { priority: Some(5), ..Opts::default() }
+            )
         );
         assert_eq!(scripts[1], Script::priority(vec![]));
         assert_eq!(scripts[2], Script::client_go(vec![Op::Len]));
@@ -378,7 +415,10 @@ mod tests {
             parse_op("add_with_opts a priority=1 after=1s").unwrap(),
             parse_op("add_with_opts a after=1s priority=1").unwrap()
         );
-        assert_eq!(parse_scripts("queue client-go\nlen\n---\n").unwrap(), vec![Script::client_go(vec![Op::Len])]);
+        assert_eq!(
+            parse_scripts("queue client-go\nlen\n---\n").unwrap(),
+            vec![Script::client_go(vec![Op::Len])]
+        );
     }
 
     #[test]
@@ -386,7 +426,11 @@ mod tests {
         let scripts = parse_scripts("---\nlen\n---\n---\n").unwrap();
         assert_eq!(
             scripts,
-            vec![Script::client_go(vec![]), Script::client_go(vec![Op::Len]), Script::client_go(vec![])]
+            vec![
+                Script::client_go(vec![]),
+                Script::client_go(vec![Op::Len]),
+                Script::client_go(vec![])
+            ]
         );
     }
 

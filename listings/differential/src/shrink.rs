@@ -18,7 +18,10 @@ pub type Oracle<'a> = dyn FnMut(&[Vec<Op>]) -> Result<Vec<bool>, String> + 'a;
 
 /// Shrinks `script` while `diverges` says the candidates still diverge.
 /// `diverges` gets a batch of candidates and answers for each.
-pub fn shrink(script: &[Op], diverges: &mut Oracle<'_>) -> Result<Vec<Op>, String> {
+pub fn shrink(
+    script: &[Op],
+    diverges: &mut Oracle<'_>,
+) -> Result<Vec<Op>, String> {
     let mut cur = script.to_vec();
     let mut chunk = (cur.len() / 2).max(1);
     loop {
@@ -30,7 +33,8 @@ pub fn shrink(script: &[Op], diverges: &mut Oracle<'_>) -> Result<Vec<Op>, Strin
                 c
             })
             .collect();
-        let verdicts = if candidates.is_empty() { vec![] } else { diverges(&candidates)? };
+        let verdicts =
+            if candidates.is_empty() { vec![] } else { diverges(&candidates)? };
         if let Some(i) = verdicts.iter().position(|&d| d) {
             cur = candidates[i].clone();
             chunk = chunk.min((cur.len() / 2).max(1));
@@ -53,7 +57,10 @@ pub fn simpler(op: &Op) -> Vec<Op> {
         out.push(Op::AddWithOpts(items.clone(), Opts { after: None, ..*o }));
     }
     if o.rate_limited.is_some() {
-        out.push(Op::AddWithOpts(items.clone(), Opts { rate_limited: None, ..*o }));
+        out.push(Op::AddWithOpts(
+            items.clone(),
+            Opts { rate_limited: None, ..*o },
+        ));
     }
     if o.priority.is_some() {
         out.push(Op::AddWithOpts(items.clone(), Opts { priority: None, ..*o }));
@@ -70,7 +77,10 @@ pub fn simpler(op: &Op) -> Vec<Op> {
 
 /// After [`shrink`]: makes single ops simpler (see [`simpler`]) while the
 /// script still diverges, one batch per round, until nothing simpler does.
-pub fn simplify(script: &[Op], diverges: &mut Oracle<'_>) -> Result<Vec<Op>, String> {
+pub fn simplify(
+    script: &[Op],
+    diverges: &mut Oracle<'_>,
+) -> Result<Vec<Op>, String> {
     let mut cur = script.to_vec();
     loop {
         let candidates: Vec<Vec<Op>> = cur
@@ -121,7 +131,10 @@ impl std::fmt::Display for Divergence {
             self.script.ops.len()
         )?;
         write!(f, "{}", render(&self.script.ops, &self.rust, &self.go))?;
-        writeln!(f, "script (replay with the Go replayer or rust_side::run_script):")?;
+        writeln!(
+            f,
+            "script (replay with the Go replayer or rust_side::run_script):"
+        )?;
         for line in self.script.lines() {
             writeln!(f, "    {line}")?;
         }
@@ -132,29 +145,56 @@ impl std::fmt::Display for Divergence {
 /// Shrinks a script on which Rust (with `fault`, if any) and Go diverge,
 /// keeping its queue kind. Candidates that are ambiguous in Go (client-go: two
 /// equal ready times; priority queue: a second `shut_down`) are never kept.
-pub fn shrink_divergence(go: &GoReplayer, script: &Script, fault: Option<Fault>) -> Result<Divergence, String> {
+pub fn shrink_divergence(
+    go: &GoReplayer,
+    script: &Script,
+    fault: Option<Fault>,
+) -> Result<Divergence, String> {
     let mut diverges = |candidates: &[Vec<Op>]| -> Result<Vec<bool>, String> {
-        let candidates: Vec<Script> = candidates.iter().map(|c| script.with_ops(c.clone())).collect();
-        let runs: Vec<_> = candidates.iter().map(|c| run_script(c, fault)).collect();
-        let clear: Vec<Script> =
-            candidates.iter().zip(&runs).filter(|(_, r)| r.excluded_at().is_none()).map(|(c, _)| c.clone()).collect();
-        let mut go_obs = if clear.is_empty() { vec![] } else { go.run(&clear)? }.into_iter();
+        let candidates: Vec<Script> =
+            candidates.iter().map(|c| script.with_ops(c.clone())).collect();
+        let runs: Vec<_> =
+            candidates.iter().map(|c| run_script(c, fault)).collect();
+        let clear: Vec<Script> = candidates
+            .iter()
+            .zip(&runs)
+            .filter(|(_, r)| r.excluded_at().is_none())
+            .map(|(c, _)| c.clone())
+            .collect();
+        let mut go_obs =
+            if clear.is_empty() { vec![] } else { go.run(&clear)? }.into_iter();
         Ok(runs
             .iter()
-            .map(|r| r.excluded_at().is_none() && first_difference(&r.observations, &go_obs.next().unwrap()).is_some())
+            .map(|r| {
+                r.excluded_at().is_none()
+                    && first_difference(
+                        &r.observations,
+                        &go_obs.next().unwrap(),
+                    )
+                    .is_some()
+            })
             .collect())
     };
     // Cut after the first difference: a prefix of an unambiguous script is unambiguous.
     let rust = run_script(script, fault).observations;
     let go_obs = go.run(std::slice::from_ref(script))?.remove(0);
-    let first = first_difference(&rust, &go_obs).ok_or("the script does not diverge")?;
+    let first = first_difference(&rust, &go_obs)
+        .ok_or("the script does not diverge")?;
     let cut = &script.ops[..(first + 1).min(script.ops.len())];
-    let shrunk =
-        if diverges(&[cut.to_vec()])?[0] { shrink(cut, &mut diverges)? } else { shrink(&script.ops, &mut diverges)? };
+    let shrunk = if diverges(&[cut.to_vec()])?[0] {
+        shrink(cut, &mut diverges)?
+    } else {
+        shrink(&script.ops, &mut diverges)?
+    };
     let shrunk = script.with_ops(simplify(&shrunk, &mut diverges)?);
     let rust = run_script(&shrunk, fault).observations;
     let go_obs = go.run(std::slice::from_ref(&shrunk))?.remove(0);
-    Ok(Divergence { original: script.clone(), script: shrunk, rust, go: go_obs })
+    Ok(Divergence {
+        original: script.clone(),
+        script: shrunk,
+        rust,
+        go: go_obs,
+    })
 }
 
 #[cfg(test)]
@@ -165,10 +205,13 @@ mod tests {
     #[test]
     fn shrinks_to_the_ops_that_matter() {
         // "Diverges" when the script holds `add b` somewhere before `len`.
-        let script: Vec<Op> = ["add a", "step 5ms", "add b", "get", "done a", "len", "forget a", "len"]
-            .iter()
-            .map(|l| parse_op(l).unwrap())
-            .collect();
+        let script: Vec<Op> = [
+            "add a", "step 5ms", "add b", "get", "done a", "len", "forget a",
+            "len",
+        ]
+        .iter()
+        .map(|l| parse_op(l).unwrap())
+        .collect();
         let mut batches = 0;
         let mut oracle = |cs: &[Vec<Op>]| -> Result<Vec<bool>, String> {
             batches += 1;
@@ -189,7 +232,13 @@ mod tests {
     #[test]
     fn simplifies_add_with_opts() {
         // "Diverges" while the add has a priority and names b.
-        let script = vec![parse_op("add_with_opts a,b,a after=5ms rate_limited=true priority=5").unwrap(), Op::Get];
+        let script = vec![
+            parse_op(
+                "add_with_opts a,b,a after=5ms rate_limited=true priority=5",
+            )
+            .unwrap(),
+            Op::Get,
+        ];
         let mut oracle = |cs: &[Vec<Op>]| -> Result<Vec<bool>, String> {
             Ok(cs
                 .iter()
@@ -197,6 +246,9 @@ mod tests {
                 .collect())
         };
         let simple = simplify(&script, &mut oracle).unwrap();
-        assert_eq!(simple, vec![parse_op("add_with_opts b priority=5").unwrap(), Op::Get]);
+        assert_eq!(
+            simple,
+            vec![parse_op("add_with_opts b priority=5").unwrap(), Op::Get]
+        );
     }
 }

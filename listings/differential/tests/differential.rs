@@ -17,7 +17,9 @@ use std::sync::OnceLock;
 use std::time::Instant;
 
 use differential::compare::{compare_all, render};
-use differential::generate::{Generated, generate_pq_sequence, generate_sequence};
+use differential::generate::{
+    Generated, generate_pq_sequence, generate_sequence,
+};
 use differential::go_side::{self, GoReplayer, go_on_path};
 use differential::rust_side::{Fault, run_script};
 use differential::script::{QueueKind, Script, format_scripts, parse_scripts};
@@ -30,10 +32,11 @@ fn env_u64(name: &str, default: u64) -> u64 {
     match std::env::var(name) {
         Ok(v) => {
             let v = v.trim().replace('_', "");
-            let parsed = match v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
-                Some(hex) => u64::from_str_radix(hex, 16),
-                None => v.parse(),
-            };
+            let parsed =
+                match v.strip_prefix("0x").or_else(|| v.strip_prefix("0X")) {
+                    Some(hex) => u64::from_str_radix(hex, 16),
+                    None => v.parse(),
+                };
             parsed.unwrap_or_else(|e| panic!("{name}={v:?}: {e}"))
         }
         Err(_) => default,
@@ -44,16 +47,23 @@ fn env_u64(name: &str, default: u64) -> u64 {
 fn go_replayer() -> Option<&'static GoReplayer> {
     if !go_on_path() {
         if std::env::var("CI").is_ok_and(|v| v == "true") {
-            panic!("Go is required: CI=true and go is not on PATH; the differential harness needs Go 1.26");
+            panic!(
+                "Go is required: CI=true and go is not on PATH; the differential harness needs Go 1.26"
+            );
         }
-        eprintln!("skipped: go not found on PATH; the differential harness needs Go 1.26");
+        eprintln!(
+            "skipped: go not found on PATH; the differential harness needs Go 1.26"
+        );
         return None;
     }
     static REPLAYER: OnceLock<Result<GoReplayer, String>> = OnceLock::new();
     let built = REPLAYER.get_or_init(|| {
         let start = Instant::now();
         let r = GoReplayer::build();
-        eprintln!("differential: built the Go replayer in {:.1?}", start.elapsed());
+        eprintln!(
+            "differential: built the Go replayer in {:.1?}",
+            start.elapsed()
+        );
         r
     });
     match built {
@@ -72,12 +82,23 @@ fn generate_all_pq(seed: u64, n: u64, fault: Option<Fault>) -> Vec<Generated> {
 
 /// Runs everything through Go once, and on a divergence fails with the shrunk
 /// script (returned as the error text).
-fn check(go: &GoReplayer, seed: u64, generated: &[Generated], fault: Option<Fault>) -> Result<(), String> {
-    let scripts: Vec<Script> = generated.iter().map(|g| g.script.clone()).collect();
-    let rust: Vec<Vec<String>> = generated.iter().map(|g| g.observations.clone()).collect();
+fn check(
+    go: &GoReplayer,
+    seed: u64,
+    generated: &[Generated],
+    fault: Option<Fault>,
+) -> Result<(), String> {
+    let scripts: Vec<Script> =
+        generated.iter().map(|g| g.script.clone()).collect();
+    let rust: Vec<Vec<String>> =
+        generated.iter().map(|g| g.observations.clone()).collect();
     let start = Instant::now();
     let go_obs = go.run(&scripts)?;
-    eprintln!("differential: Go replayed {} scripts in {:.1?}", scripts.len(), start.elapsed());
+    eprintln!(
+        "differential: Go replayed {} scripts in {:.1?}",
+        scripts.len(),
+        start.elapsed()
+    );
     let mismatches = compare_all(&rust, &go_obs);
     let Some(first) = mismatches.first() else {
         return Ok(());
@@ -96,17 +117,25 @@ fn check(go: &GoReplayer, seed: u64, generated: &[Generated], fault: Option<Faul
         Ok(divergence) if fault.is_some() => divergence.to_string(),
         Ok(divergence) => {
             // Keep the shrunk script, to replay with DIFFERENTIAL_REPLAY.
-            let saved = go_side::target_dir().join("differential").join(format!(
-                "divergence-{}-{seed:x}-{}.txt",
-                divergence.script.queue.word(),
-                first.script
-            ));
-            let _ = std::fs::write(&saved, format_scripts(std::slice::from_ref(&divergence.script)));
+            let saved =
+                go_side::target_dir().join("differential").join(format!(
+                    "divergence-{}-{seed:x}-{}.txt",
+                    divergence.script.queue.word(),
+                    first.script
+                ));
+            let _ = std::fs::write(
+                &saved,
+                format_scripts(std::slice::from_ref(&divergence.script)),
+            );
             format!("{divergence}(saved to {})\n", saved.display())
         }
         Err(e) => format!(
             "shrinking failed ({e}); the unshrunk script:\n{}",
-            render(&scripts[first.script].ops, &rust[first.script], &go_obs[first.script])
+            render(
+                &scripts[first.script].ops,
+                &rust[first.script],
+                &go_obs[first.script]
+            )
         ),
     };
     Err(format!("{header}\n{body}"))
@@ -127,7 +156,10 @@ fn the_rust_queue_agrees_with_the_go_queue() {
     if let Err(report) = check(go, seed, &generated, None) {
         panic!("{report}");
     }
-    eprintln!("differential: {n} scripts agree ({:.1?} without the Go build)", start.elapsed());
+    eprintln!(
+        "differential: {n} scripts agree ({:.1?} without the Go build)",
+        start.elapsed()
+    );
 }
 
 #[test]
@@ -138,7 +170,10 @@ fn the_rust_priority_queue_agrees_with_the_go_priority_queue() {
     let start = Instant::now();
     let generated = generate_all_pq(seed, n, None);
     let ops: usize = generated.iter().map(|g| g.script.ops.len()).sum();
-    let blocked = generated.iter().filter(|g| g.observations.last().is_some_and(|o| o == "blocked")).count();
+    let blocked = generated
+        .iter()
+        .filter(|g| g.observations.last().is_some_and(|o| o == "blocked"))
+        .count();
     eprintln!(
         "differential: generated and ran {n} pq scripts ({ops} ops, {blocked} ending in a \
          blocking get, seed {seed:#x}) on Rust in {:.1?}",
@@ -147,13 +182,17 @@ fn the_rust_priority_queue_agrees_with_the_go_priority_queue() {
     if let Err(report) = check(go, seed, &generated, None) {
         panic!("{report}");
     }
-    eprintln!("differential: {n} pq scripts agree ({:.1?} without the Go build)", start.elapsed());
+    eprintln!(
+        "differential: {n} pq scripts agree ({:.1?} without the Go build)",
+        start.elapsed()
+    );
 }
 
 #[test]
 fn the_comparer_catches_a_wrong_observation() {
     let generated = generate_all(7, 50, None);
-    let rust: Vec<Vec<String>> = generated.iter().map(|g| g.observations.clone()).collect();
+    let rust: Vec<Vec<String>> =
+        generated.iter().map(|g| g.observations.clone()).collect();
     assert!(compare_all(&rust, &rust).is_empty());
 
     // A deliberately wrong expected observation in script 17.
@@ -164,9 +203,14 @@ fn the_comparer_catches_a_wrong_observation() {
     assert_eq!(mismatches.len(), 1);
     assert_eq!((mismatches[0].script, mismatches[0].line), (17, line));
     let table = render(&generated[17].script.ops, &rust[17], &wrong[17]);
-    let marked: Vec<&str> = table.lines().filter(|l| l.starts_with(">>")).collect();
+    let marked: Vec<&str> =
+        table.lines().filter(|l| l.starts_with(">>")).collect();
     assert_eq!(marked.len(), 1, "{table}");
-    assert!(marked[0].contains("-not") && marked[0].contains("<-- first difference"), "{table}");
+    assert!(
+        marked[0].contains("-not")
+            && marked[0].contains("<-- first difference"),
+        "{table}"
+    );
 
     // A missing observation, and a missing script, are differences too.
     let mut short = rust.clone();
@@ -177,11 +221,18 @@ fn the_comparer_catches_a_wrong_observation() {
 
 /// Replays `text` on both sides; each must observe `expected`, one line of
 /// space-separated observations per script.
-fn assert_both_sides_observe(go: &GoReplayer, text: &str, expected: &[&str]) -> Vec<Script> {
+fn assert_both_sides_observe(
+    go: &GoReplayer,
+    text: &str,
+    expected: &[&str],
+) -> Vec<Script> {
     let scripts = parse_scripts(text).unwrap();
-    let expected: Vec<Vec<String>> =
-        expected.iter().map(|s| s.split_whitespace().map(String::from).collect()).collect();
-    let rust: Vec<Vec<String>> = scripts.iter().map(|s| run_script(s, None).observations).collect();
+    let expected: Vec<Vec<String>> = expected
+        .iter()
+        .map(|s| s.split_whitespace().map(String::from).collect())
+        .collect();
+    let rust: Vec<Vec<String>> =
+        scripts.iter().map(|s| run_script(s, None).observations).collect();
     assert_eq!(rust, expected, "the Rust side");
     assert_eq!(go.run(&scripts).unwrap(), expected, "the Go side");
     scripts
@@ -196,7 +247,11 @@ fn the_go_replayer_gives_the_known_answers() {
     assert_both_sides_observe(
         go,
         text,
-        &["ok ok ok 1 ok 2 a c ok b 1 empty", "ok a ok 0 ok 1 ok 2 a a 0 ok ok shutdown shutdown ok 1", ""],
+        &[
+            "ok ok ok 1 ok 2 a c ok b 1 empty",
+            "ok a ok 0 ok 1 ok 2 a a 0 ok ok shutdown shutdown ok 1",
+            "",
+        ],
     );
 }
 
@@ -244,8 +299,11 @@ fn a_planted_bug_is_caught_and_shrunk() {
     let Some(go) = go_replayer() else { return };
     let fault = Some(Fault::ForgetAlsoDone);
     let generated = generate_all(DEFAULT_SEED, 500, fault);
-    let report = check(go, DEFAULT_SEED, &generated, fault).expect_err("forget-as-done must diverge from Go");
-    eprintln!("differential: the planted bug (forget also calls done) is reported as:\n{report}");
+    let report = check(go, DEFAULT_SEED, &generated, fault)
+        .expect_err("forget-as-done must diverge from Go");
+    eprintln!(
+        "differential: the planted bug (forget also calls done) is reported as:\n{report}"
+    );
     let (listing, shrunk) = shrunk_script(&report);
     assert!(shrunk.ops.len() <= 5, "not shrunk enough:\n{report}");
     assert!(listing.iter().any(|l| l.starts_with("forget ")), "{report}");
@@ -257,8 +315,11 @@ fn a_planted_bug_in_the_priority_queue_is_caught_and_shrunk() {
     let Some(go) = go_replayer() else { return };
     let fault = Some(Fault::ForgetAlsoDone);
     let generated = generate_all_pq(DEFAULT_SEED, 500, fault);
-    let report = check(go, DEFAULT_SEED, &generated, fault).expect_err("forget-as-done must diverge from Go");
-    eprintln!("differential: the planted pq bug (forget also calls done) is reported as:\n{report}");
+    let report = check(go, DEFAULT_SEED, &generated, fault)
+        .expect_err("forget-as-done must diverge from Go");
+    eprintln!(
+        "differential: the planted pq bug (forget also calls done) is reported as:\n{report}"
+    );
     let (listing, shrunk) = shrunk_script(&report);
     assert_eq!(shrunk.queue, QueueKind::Priority, "{report}");
     assert!(shrunk.ops.len() <= 6, "not shrunk enough:\n{report}");
@@ -272,7 +333,10 @@ fn a_planted_bug_in_the_priority_queue_is_caught_and_shrunk() {
 #[test]
 fn len_after_shut_down_matches_go() {
     let Some(go) = go_replayer() else { return };
-    let scripts = parse_scripts("queue pq\nadd_after a 10s\nshut_down\nstep 1000s\nlen\n---\n").unwrap();
+    let scripts = parse_scripts(
+        "queue pq\nadd_after a 10s\nshut_down\nstep 1000s\nlen\n---\n",
+    )
+    .unwrap();
     let run = run_script(&scripts[0], None);
     assert_eq!(run.observations, ["ok", "ok", "ok", "0"]);
     assert_eq!(go.run(&scripts).unwrap()[0], ["ok", "ok", "ok", "0"]);
@@ -284,8 +348,10 @@ fn replay_a_script_file_when_asked() {
         return;
     };
     let Some(go) = go_replayer() else { return };
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("reading {path}: {e}"));
-    let scripts = parse_scripts(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("reading {path}: {e}"));
+    let scripts =
+        parse_scripts(&text).unwrap_or_else(|e| panic!("{path}: {e}"));
     let go_obs = go.run(&scripts).unwrap();
     let mut diverging = 0;
     for (i, (script, g)) in scripts.iter().zip(&go_obs).enumerate() {
@@ -295,7 +361,11 @@ fn replay_a_script_file_when_asked() {
         // times is not FIFO; a second priority-queue ShutDown panics in Go.
         diverging += usize::from(differs && run.excluded_at().is_none());
         let note = match run.ambiguous_at {
-            Some(at) => format!(" (ambiguous in Go from op {}: {})", at + 1, run.ambiguity()),
+            Some(at) => format!(
+                " (ambiguous in Go from op {}: {})",
+                at + 1,
+                run.ambiguity()
+            ),
             None => String::new(),
         };
         let verdict = if differs { "DIVERGES" } else { "agrees" };
@@ -306,5 +376,10 @@ fn replay_a_script_file_when_asked() {
             render(&script.ops, &run.observations, g)
         );
     }
-    assert_eq!(diverging, 0, "{diverging} of {} scripts in {path} diverge", scripts.len());
+    assert_eq!(
+        diverging,
+        0,
+        "{diverging} of {} scripts in {path} diverge",
+        scripts.len()
+    );
 }

@@ -74,7 +74,12 @@ fn now<F: Future>(fut: F) -> F::Output {
 
 /// The tasks of one iteration: `workers` tasks, task `w` adding keys
 /// `w, w + workers, ...` and doing one get+done per add.
-async fn cycles(rt: &tokio::runtime::Handle, q: &Queue<Arc<str>>, keys: &Arc<Vec<Arc<str>>>, workers: usize) {
+async fn cycles(
+    rt: &tokio::runtime::Handle,
+    q: &Queue<Arc<str>>,
+    keys: &Arc<Vec<Arc<str>>>,
+    workers: usize,
+) {
     let tasks: Vec<_> = (0..workers)
         .map(|w| {
             let q = q.clone();
@@ -111,7 +116,9 @@ fn cycle_multi_thread(bencher: Bencher, workers: usize) {
     let keys = Arc::new(keys(CYCLE_KEYS));
     let q = warm_queue(&keys);
     let handle = rt.handle().clone();
-    bencher.counter(ItemsCount::new(CYCLE_KEYS)).bench_local(|| rt.block_on(cycles(&handle, &q, &keys, workers)));
+    bencher
+        .counter(ItemsCount::new(CYCLE_KEYS))
+        .bench_local(|| rt.block_on(cycles(&handle, &q, &keys, workers)));
 }
 
 #[divan::bench(args = [1, 2, 8])]
@@ -120,31 +127,39 @@ fn cycle_current_thread(bencher: Bencher, workers: usize) {
     let keys = Arc::new(keys(CYCLE_KEYS));
     let q = warm_queue(&keys);
     let handle = rt.handle().clone();
-    bencher.counter(ItemsCount::new(CYCLE_KEYS)).bench_local(|| rt.block_on(cycles(&handle, &q, &keys, workers)));
+    bencher
+        .counter(ItemsCount::new(CYCLE_KEYS))
+        .bench_local(|| rt.block_on(cycles(&handle, &q, &keys, workers)));
 }
 
 #[divan::bench(types = [Arc<str>, SharedKey])]
 fn burst_cold<K: Item + From<String>>(bencher: Bencher) {
     let keys = keys::<K>(BURST_KEYS);
-    bencher.counter(ItemsCount::new(BURST_ADDS)).with_inputs(Queue::<K>::new).bench_local_values(|q| {
-        for i in 0..BURST_ADDS {
-            q.add(keys[i % BURST_KEYS].clone());
-        }
-        assert_eq!(q.len(), BURST_KEYS);
-        q // dropped outside the timed region
-    });
+    bencher
+        .counter(ItemsCount::new(BURST_ADDS))
+        .with_inputs(Queue::<K>::new)
+        .bench_local_values(|q| {
+            for i in 0..BURST_ADDS {
+                q.add(keys[i % BURST_KEYS].clone());
+            }
+            assert_eq!(q.len(), BURST_KEYS);
+            q // dropped outside the timed region
+        });
 }
 
 #[divan::bench(types = [Arc<str>, SharedKey])]
 fn burst_warm<K: Item + From<String>>(bencher: Bencher) {
     let keys = keys::<K>(BURST_KEYS);
-    bencher.counter(ItemsCount::new(BURST_ADDS)).with_inputs(|| warm_queue(&keys)).bench_local_values(|q| {
-        for i in 0..BURST_ADDS {
-            q.add(keys[i % BURST_KEYS].clone());
-        }
-        assert_eq!(q.len(), BURST_KEYS);
-        q
-    });
+    bencher
+        .counter(ItemsCount::new(BURST_ADDS))
+        .with_inputs(|| warm_queue(&keys))
+        .bench_local_values(|q| {
+            for i in 0..BURST_ADDS {
+                q.add(keys[i % BURST_KEYS].clone());
+            }
+            assert_eq!(q.len(), BURST_KEYS);
+            q
+        });
 }
 
 /// One add+get+done on a key the queue has seen before.

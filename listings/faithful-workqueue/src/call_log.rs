@@ -35,7 +35,9 @@ use std::time::Duration;
 
 use crate::go_duration::GoDuration;
 use crate::priorityqueue::{AddOpts, PriorityInterface};
-use crate::rate_limiting_queue::{DelayingInterface, Interface, RateLimitingInterface};
+use crate::rate_limiting_queue::{
+    DelayingInterface, Interface, RateLimitingInterface,
+};
 
 /// Wraps a queue `Q` and hands a line describing each decision call to `sink`
 /// before passing the call on. Clones share the queue and the sink.
@@ -47,7 +49,11 @@ pub struct CallLog<Q> {
 
 impl<Q: Clone> Clone for CallLog<Q> {
     fn clone(&self) -> Self {
-        Self { queue: self.queue.clone(), sink: self.sink.clone(), traffic: self.traffic }
+        Self {
+            queue: self.queue.clone(),
+            sink: self.sink.clone(),
+            traffic: self.traffic,
+        }
     }
 }
 
@@ -62,7 +68,10 @@ impl<Q> CallLog<Q> {
     /// let queue = CallLog::new(PriorityQueue::new(), |call| println!("  {call}"));
     /// queue.forget(&"a"); // prints `  forget "a"`
     /// ```
-    pub fn new(queue: Q, sink: impl Fn(String) + Send + Sync + 'static) -> Self {
+    pub fn new(
+        queue: Q,
+        sink: impl Fn(String) + Send + Sync + 'static,
+    ) -> Self {
         Self { queue, sink: Arc::new(sink), traffic: false }
     }
 
@@ -120,7 +129,8 @@ impl<T: Debug + Send, Q: Interface<T>> Interface<T> for CallLog<Q> {
         self.queue.len()
     }
     fn get(&self) -> impl Future<Output = Option<T>> + Send {
-        let (got, sink, traffic) = (self.queue.get(), self.sink.clone(), self.traffic);
+        let (got, sink, traffic) =
+            (self.queue.get(), self.sink.clone(), self.traffic);
         async move {
             let item = got.await;
             if let Some(item) = item.as_ref().filter(|_| traffic) {
@@ -144,14 +154,18 @@ impl<T: Debug + Send, Q: Interface<T>> Interface<T> for CallLog<Q> {
     }
 }
 
-impl<T: Debug + Send, Q: DelayingInterface<T>> DelayingInterface<T> for CallLog<Q> {
+impl<T: Debug + Send, Q: DelayingInterface<T>> DelayingInterface<T>
+    for CallLog<Q>
+{
     fn add_after(&self, item: T, delay: Duration) {
         self.report(format!("add_after {item:?} {}", GoDuration(delay)));
         self.queue.add_after(item, delay)
     }
 }
 
-impl<T: Debug + Send, Q: RateLimitingInterface<T>> RateLimitingInterface<T> for CallLog<Q> {
+impl<T: Debug + Send, Q: RateLimitingInterface<T>> RateLimitingInterface<T>
+    for CallLog<Q>
+{
     fn add_rate_limited(&self, item: T) {
         self.report(format!("add_rate_limited {item:?}"));
         self.queue.add_rate_limited(item)
@@ -165,7 +179,9 @@ impl<T: Debug + Send, Q: RateLimitingInterface<T>> RateLimitingInterface<T> for 
     }
 }
 
-impl<T: Debug + Send, Q: PriorityInterface<T>> PriorityInterface<T> for CallLog<Q> {
+impl<T: Debug + Send, Q: PriorityInterface<T>> PriorityInterface<T>
+    for CallLog<Q>
+{
     // The controller requeues through add_with_opts; report it in the terms of
     // the client-go calls it stands for, as upstream's wrapper maps them.
     fn add_with_opts(&self, opts: AddOpts, items: impl IntoIterator<Item = T>) {
@@ -174,15 +190,21 @@ impl<T: Debug + Send, Q: PriorityInterface<T>> PriorityInterface<T> for CallLog<
             if opts.rate_limited {
                 self.report(format!("add_rate_limited {item:?}"));
             } else if !opts.after.is_zero() {
-                self.report(format!("add_after {item:?} {}", GoDuration(opts.after)));
+                self.report(format!(
+                    "add_after {item:?} {}",
+                    GoDuration(opts.after)
+                ));
             } else if self.traffic {
                 self.report(format!("add {item:?}"));
             }
         }
         self.queue.add_with_opts(opts, items)
     }
-    fn get_with_priority(&self) -> impl Future<Output = Option<(T, i32)>> + Send {
-        let (got, sink, traffic) = (self.queue.get_with_priority(), self.sink.clone(), self.traffic);
+    fn get_with_priority(
+        &self,
+    ) -> impl Future<Output = Option<(T, i32)>> + Send {
+        let (got, sink, traffic) =
+            (self.queue.get_with_priority(), self.sink.clone(), self.traffic);
         async move {
             let item = got.await;
             if let Some((item, _)) = item.as_ref().filter(|_| traffic) {

@@ -19,13 +19,17 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::default_rate_limiters::{default_typed_controller_rate_limiter, priority_queue_default_rate_limiter};
+use crate::default_rate_limiters::{
+    default_typed_controller_rate_limiter, priority_queue_default_rate_limiter,
+};
 use crate::go_duration::GoDuration;
 use crate::metrics::MetricsProvider;
 use crate::priorityqueue::{AddOpts, PriorityInterface, PriorityQueue};
 use crate::prometheus::ControllerMetrics;
 use crate::queue::{Item, QueueConfig};
-use crate::rate_limiting_queue::{DelayingInterface, Interface, RateLimitingInterface, RateLimitingQueue};
+use crate::rate_limiting_queue::{
+    DelayingInterface, Interface, RateLimitingInterface, RateLimitingQueue,
+};
 use crate::reconcile::{ReconcileResult, Reconciler, is_terminal, result_of};
 
 /// How a controller runs its reconciler (a subset of upstream's
@@ -180,7 +184,9 @@ impl fmt::Display for Outcome {
         match self {
             Outcome::TerminalError => f.write_str("terminal error"),
             Outcome::Error => f.write_str("error"),
-            Outcome::RequeueAfter(d) => write!(f, "requeue after {}", GoDuration(*d)),
+            Outcome::RequeueAfter(d) => {
+                write!(f, "requeue after {}", GoDuration(*d))
+            }
             Outcome::Requeue => f.write_str("requeue"),
             Outcome::Success => f.write_str("success"),
         }
@@ -333,17 +339,23 @@ where
     // Not an `async fn`: a future whose `Send` is declared, rather than
     // inferred from its body, can be spawned when `T` borrows for 'static
     // (`&'static str`); see tests/spawn_shapes.rs.
-    pub fn process_next_work_item(&self) -> impl Future<Output = bool> + Send + '_ {
+    pub fn process_next_work_item(
+        &self,
+    ) -> impl Future<Output = bool> + Send + '_ {
         self.process_next()
     }
 
     async fn process_next(&self) -> bool {
-        let Some((item, priority)) = self.queue.get_with_priority().await else {
+        let Some((item, priority)) = self.queue.get_with_priority().await
+        else {
             return false;
         };
         let _done = DoneOnDrop { queue: &self.queue, item: &item };
         // Dropped before `_done`: active_workers goes down, then done runs.
-        let _active = ActiveWorker::start(self.options.metrics.as_ref(), &self.options.name);
+        let _active = ActiveWorker::start(
+            self.options.metrics.as_ref(),
+            &self.options.name,
+        );
         self.reconcile_handler(item.clone(), priority).await;
         true
     }
@@ -385,7 +397,11 @@ where
     /// assert_eq!(queue.get_with_priority().await, Some(("flaky", 7))); // the priority is kept
     /// # }
     /// ```
-    pub fn reconcile_handler(&self, request: T, priority: i32) -> impl Future<Output = Outcome> + Send + '_ {
+    pub fn reconcile_handler(
+        &self,
+        request: T,
+        priority: i32,
+    ) -> impl Future<Output = Outcome> + Send + '_ {
         self.handle(request, priority)
     }
 
@@ -415,7 +431,8 @@ where
             Err(err) => result_of(err).and_then(|r| r.priority),
         };
         let priority = Some(attached.unwrap_or(priority));
-        let rate_limited = AddOpts { rate_limited: true, priority, ..AddOpts::default() };
+        let rate_limited =
+            AddOpts { rate_limited: true, priority, ..AddOpts::default() };
         match result {
             Err(err) => {
                 let outcome = if is_terminal(&err) {
@@ -429,9 +446,18 @@ where
                 }
                 outcome
             }
-            Ok(ReconcileResult { requeue_after, .. }) if !requeue_after.is_zero() => {
+            Ok(ReconcileResult { requeue_after, .. })
+                if !requeue_after.is_zero() =>
+            {
                 self.queue.forget(&request);
-                self.queue.add_with_opts(AddOpts { after: requeue_after, priority, ..AddOpts::default() }, [request]);
+                self.queue.add_with_opts(
+                    AddOpts {
+                        after: requeue_after,
+                        priority,
+                        ..AddOpts::default()
+                    },
+                    [request],
+                );
                 Outcome::RequeueAfter(requeue_after)
             }
             Ok(ReconcileResult { requeue: true, .. }) => {
@@ -467,11 +493,17 @@ where
     /// assert_eq!(err.to_string(), "panic: index out of range [recovered]");
     /// # }
     /// ```
-    pub fn reconcile(&self, request: T) -> impl Future<Output = anyhow::Result<ReconcileResult>> + Send + '_ {
+    pub fn reconcile(
+        &self,
+        request: T,
+    ) -> impl Future<Output = anyhow::Result<ReconcileResult>> + Send + '_ {
         self.reconcile_guarded(request)
     }
 
-    async fn reconcile_guarded(&self, request: T) -> anyhow::Result<ReconcileResult> {
+    async fn reconcile_guarded(
+        &self,
+        request: T,
+    ) -> anyhow::Result<ReconcileResult> {
         let metrics = self.options.metrics.as_ref();
         let name = &self.options.name;
         let timed = async {
@@ -479,14 +511,21 @@ where
             // before its first await is caught too.
             let work = self.reconciler.reconcile(request);
             // Zero is no timeout, as upstream's `if c.ReconciliationTimeout > 0`.
-            match self.options.reconciliation_timeout.filter(|limit| !limit.is_zero()) {
+            match self
+                .options
+                .reconciliation_timeout
+                .filter(|limit| !limit.is_zero())
+            {
                 Some(limit) => match tokio::time::timeout(limit, work).await {
                     Ok(result) => result,
                     Err(_) => {
                         if let Some(m) = metrics {
                             m.timeout(name);
                         }
-                        Err(anyhow::anyhow!("reconciliation timed out after {}", GoDuration(limit)))
+                        Err(anyhow::anyhow!(
+                            "reconciliation timed out after {}",
+                            GoDuration(limit)
+                        ))
                     }
                 },
                 None => work.await,
@@ -502,7 +541,10 @@ where
                 if !self.options.recover_panic {
                     std::panic::resume_unwind(payload);
                 }
-                Err(anyhow::anyhow!("panic: {} [recovered]", panic_message(&*payload)))
+                Err(anyhow::anyhow!(
+                    "panic: {} [recovered]",
+                    panic_message(&*payload)
+                ))
             }
         }
     }
@@ -554,8 +596,11 @@ where
         self.run(source, shutdown)
     }
 
-    async fn run(self: Arc<Self>, mut source: tokio::sync::mpsc::Receiver<T>, shutdown: impl Future<Output = ()> + Send)
-    where
+    async fn run(
+        self: Arc<Self>,
+        mut source: tokio::sync::mpsc::Receiver<T>,
+        shutdown: impl Future<Output = ()> + Send,
+    ) where
         Q: 'static,
         R: 'static,
     {
@@ -574,7 +619,9 @@ where
         let mut workers = tokio::task::JoinSet::new();
         for _ in 0..workers_n {
             let controller = self.clone();
-            workers.spawn(async move { while controller.process_next_work_item().await {} });
+            workers.spawn(async move {
+                while controller.process_next_work_item().await {}
+            });
         }
         // Until shutdown: stop early only if a worker panics, or if every
         // worker has ended because someone else shut the queue down.
@@ -597,7 +644,9 @@ where
 /// Waits for the workers: the payload of the first one that panicked, or
 /// `None` once all have ended without panicking. Workers still running after a
 /// panic are left in the set.
-async fn first_panic(workers: &mut tokio::task::JoinSet<()>) -> Option<Box<dyn Any + Send>> {
+async fn first_panic(
+    workers: &mut tokio::task::JoinSet<()>,
+) -> Option<Box<dyn Any + Send>> {
     while let Some(joined) = workers.join_next().await {
         if let Err(err) = joined
             && err.is_panic()
@@ -649,7 +698,10 @@ struct CatchUnwind<F>(Pin<Box<F>>);
 impl<F: Future> Future for CatchUnwind<F> {
     type Output = Result<F::Output, Box<dyn Any + Send>>;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+    fn poll(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Self::Output> {
         let inner = self.0.as_mut();
         match std::panic::catch_unwind(AssertUnwindSafe(|| inner.poll(cx))) {
             Ok(Poll::Ready(output)) => Poll::Ready(Ok(output)),
@@ -712,7 +764,9 @@ impl<T> Clone for DefaultQueue<T> {
     fn clone(&self) -> Self {
         match self {
             DefaultQueue::Priority(q) => DefaultQueue::Priority(q.clone()),
-            DefaultQueue::RateLimiting(q) => DefaultQueue::RateLimiting(q.clone()),
+            DefaultQueue::RateLimiting(q) => {
+                DefaultQueue::RateLimiting(q.clone())
+            }
         }
     }
 }
@@ -811,9 +865,15 @@ where
         let mut config = QueueConfig::named(options.name.clone());
         config.metrics_provider = options.workqueue_metrics.clone();
         let queue = if options.use_priority_queue {
-            DefaultQueue::Priority(PriorityQueue::with_config(priority_queue_default_rate_limiter(), config))
+            DefaultQueue::Priority(PriorityQueue::with_config(
+                priority_queue_default_rate_limiter(),
+                config,
+            ))
         } else {
-            DefaultQueue::RateLimiting(RateLimitingQueue::with_config(default_typed_controller_rate_limiter(), config))
+            DefaultQueue::RateLimiting(RateLimitingQueue::with_config(
+                default_typed_controller_rate_limiter(),
+                config,
+            ))
         };
         Self::with_options(queue, reconciler, options)
     }

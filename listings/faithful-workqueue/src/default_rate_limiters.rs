@@ -159,11 +159,17 @@ impl<T> ItemExponentialFailureRateLimiter<T> {
     /// assert_eq!(limiter.when(&"a"), INF_DURATION); // 2^34 s is past Go's longest duration
     /// ```
     pub fn new(base_delay: Duration, max_delay: Duration) -> Self {
-        Self { failures: Mutex::new(HashMap::default()), base_delay, max_delay: max_delay.min(INF_DURATION) }
+        Self {
+            failures: Mutex::new(HashMap::default()),
+            base_delay,
+            max_delay: max_delay.min(INF_DURATION),
+        }
     }
 }
 
-impl<T: Clone + Eq + Hash + Send> RateLimiter<T> for ItemExponentialFailureRateLimiter<T> {
+impl<T: Clone + Eq + Hash + Send> RateLimiter<T>
+    for ItemExponentialFailureRateLimiter<T>
+{
     fn when(&self, item: &T) -> Duration {
         let exp = {
             let mut failures = self.failures.lock().unwrap();
@@ -181,7 +187,8 @@ impl<T: Clone + Eq + Hash + Send> RateLimiter<T> for ItemExponentialFailureRateL
         };
         // The same floating-point arithmetic as upstream, overflow guard included:
         // beyond i64::MAX nanoseconds the delay is the maximum.
-        let backoff = self.base_delay.as_nanos() as f64 * 2f64.powi(i32::try_from(exp).unwrap_or(i32::MAX));
+        let backoff = self.base_delay.as_nanos() as f64
+            * 2f64.powi(i32::try_from(exp).unwrap_or(i32::MAX));
         if backoff > i64::MAX as f64 {
             return self.max_delay;
         }
@@ -229,17 +236,32 @@ impl<T> ItemFastSlowRateLimiter<T> {
     /// assert_eq!(limiter.when(&"a"), Duration::from_secs(1));
     /// assert_eq!(limiter.num_requeues(&"a"), 2); // slow attempts count too
     /// ```
-    pub fn new(fast_delay: Duration, slow_delay: Duration, max_fast_attempts: usize) -> Self {
-        Self { failures: Mutex::new(HashMap::default()), fast_delay, slow_delay, max_fast_attempts }
+    pub fn new(
+        fast_delay: Duration,
+        slow_delay: Duration,
+        max_fast_attempts: usize,
+    ) -> Self {
+        Self {
+            failures: Mutex::new(HashMap::default()),
+            fast_delay,
+            slow_delay,
+            max_fast_attempts,
+        }
     }
 }
 
-impl<T: Clone + Eq + Hash + Send> RateLimiter<T> for ItemFastSlowRateLimiter<T> {
+impl<T: Clone + Eq + Hash + Send> RateLimiter<T>
+    for ItemFastSlowRateLimiter<T>
+{
     fn when(&self, item: &T) -> Duration {
         let mut failures = self.failures.lock().unwrap();
         let count = failures.entry(item.clone()).or_insert(0);
         *count += 1;
-        if *count <= self.max_fast_attempts { self.fast_delay } else { self.slow_delay }
+        if *count <= self.max_fast_attempts {
+            self.fast_delay
+        } else {
+            self.slow_delay
+        }
     }
 
     fn forget(&self, item: &T) {
@@ -303,7 +325,11 @@ impl BucketRateLimiter {
     /// # }
     /// ```
     pub fn new(rate: f64, burst: usize) -> Self {
-        Self { rate, burst, state: Mutex::new(Bucket { tokens: burst as f64, last: None }) }
+        Self {
+            rate,
+            burst,
+            state: Mutex::new(Bucket { tokens: burst as f64, last: None }),
+        }
     }
 
     /// Takes one token now and returns how long to wait for it, as x/time's
@@ -324,7 +350,9 @@ impl BucketRateLimiter {
         let refill = match bucket.last {
             _ if self.rate <= 0.0 => 0.0,
             None => f64::INFINITY,
-            Some(last) => now.saturating_duration_since(last).as_secs_f64() * self.rate,
+            Some(last) => {
+                now.saturating_duration_since(last).as_secs_f64() * self.rate
+            }
         };
         let tokens = (bucket.tokens + refill).min(self.burst as f64) - 1.0;
         let wait = if tokens >= 0.0 {
@@ -333,7 +361,11 @@ impl BucketRateLimiter {
             INF_DURATION
         } else {
             let nanos = (-tokens / self.rate) * 1e9;
-            if nanos > i64::MAX as f64 { INF_DURATION } else { Duration::from_nanos(nanos as u64) }
+            if nanos > i64::MAX as f64 {
+                INF_DURATION
+            } else {
+                Duration::from_nanos(nanos as u64)
+            }
         };
         bucket.tokens = tokens;
         bucket.last = Some(now);
@@ -411,7 +443,10 @@ impl<T> MaxOfRateLimiter<T> {
 
 impl<T> RateLimiter<T> for MaxOfRateLimiter<T> {
     fn when(&self, item: &T) -> Duration {
-        self.limiters.iter().map(|l| l.when(item)).fold(Duration::ZERO, Duration::max)
+        self.limiters
+            .iter()
+            .map(|l| l.when(item))
+            .fold(Duration::ZERO, Duration::max)
     }
     fn forget(&self, item: &T) {
         for l in &self.limiters {
@@ -482,8 +517,12 @@ impl<T> RateLimiter<T> for WithMaxWaitRateLimiter<T> {
 /// assert_eq!(limiter.when(&"a"), Duration::from_millis(1));
 /// assert_eq!(limiter.when(&"a"), Duration::from_millis(2));
 /// ```
-pub fn default_typed_item_based_rate_limiter<T>() -> ItemExponentialFailureRateLimiter<T> {
-    ItemExponentialFailureRateLimiter::new(Duration::from_millis(1), Duration::from_secs(1000))
+pub fn default_typed_item_based_rate_limiter<T>()
+-> ItemExponentialFailureRateLimiter<T> {
+    ItemExponentialFailureRateLimiter::new(
+        Duration::from_millis(1),
+        Duration::from_secs(1000),
+    )
 }
 
 /// The limiter a controller-runtime controller uses when the priority queue is
@@ -501,8 +540,12 @@ pub fn default_typed_item_based_rate_limiter<T>() -> ItemExponentialFailureRateL
 /// }
 /// assert_eq!(limiter.when(&"a"), Duration::from_secs(1000)); // the cap
 /// ```
-pub fn priority_queue_default_rate_limiter<T>() -> ItemExponentialFailureRateLimiter<T> {
-    ItemExponentialFailureRateLimiter::new(Duration::from_millis(5), Duration::from_secs(1000))
+pub fn priority_queue_default_rate_limiter<T>()
+-> ItemExponentialFailureRateLimiter<T> {
+    ItemExponentialFailureRateLimiter::new(
+        Duration::from_millis(5),
+        Duration::from_secs(1000),
+    )
 }
 
 /// The maximum of exponential 5ms..1000s and a 10 qps, burst 100 bucket
@@ -524,7 +567,9 @@ pub fn priority_queue_default_rate_limiter<T>() -> ItemExponentialFailureRateLim
 /// assert_eq!(limiter.num_requeues(&0), 1);
 /// # }
 /// ```
-pub fn default_typed_controller_rate_limiter<T: Clone + Eq + Hash + Send + 'static>() -> MaxOfRateLimiter<T> {
+pub fn default_typed_controller_rate_limiter<
+    T: Clone + Eq + Hash + Send + 'static,
+>() -> MaxOfRateLimiter<T> {
     MaxOfRateLimiter::new(vec![
         Box::new(priority_queue_default_rate_limiter()),
         Box::new(BucketRateLimiter::new(10.0, 100)),

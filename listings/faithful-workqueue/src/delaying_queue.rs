@@ -99,7 +99,11 @@ pub struct DelayingQueue<T> {
 
 impl<T> Clone for DelayingQueue<T> {
     fn clone(&self) -> Self {
-        Self { queue: self.queue.clone(), waiting: self.waiting.clone(), retries: self.retries.clone() }
+        Self {
+            queue: self.queue.clone(),
+            waiting: self.waiting.clone(),
+            retries: self.retries.clone(),
+        }
     }
 }
 
@@ -144,7 +148,9 @@ impl<T: Item> DelayingQueue<T> {
     /// ```
     pub fn with_config(config: QueueConfig) -> Self {
         let retries = match (&config.metrics_provider, config.name.is_empty()) {
-            (Some(provider), false) => Some(provider.new_retries_metric(&config.name)),
+            (Some(provider), false) => {
+                Some(provider.new_retries_metric(&config.name))
+            }
             _ => None,
         };
         Self {
@@ -207,7 +213,8 @@ impl<T: Item> DelayingQueue<T> {
         }
         // A waiting `get` sleeps until the earliest ready time it saw (or
         // until woken, if it saw none): only a new earliest entry concerns it.
-        let new_earliest = waiting.heap.peek().is_none_or(|head| ready_at < head.0.ready_at);
+        let new_earliest =
+            waiting.heap.peek().is_none_or(|head| ready_at < head.0.ready_at);
         let seq = waiting.next_seq;
         waiting.next_seq += 1;
         waiting.by_item.insert(item.clone(), (ready_at, seq));
@@ -231,7 +238,11 @@ impl<T: Item> DelayingQueue<T> {
     }
 
     /// [`flush_ready`](Self::flush_ready) with the waiting lock held.
-    fn promote_due(&self, waiting: &mut Waiting<T>, now: Instant) -> Option<Instant> {
+    fn promote_due(
+        &self,
+        waiting: &mut Waiting<T>,
+        now: Instant,
+    ) -> Option<Instant> {
         loop {
             let head = waiting.heap.peek()?;
             let (ready_at, seq) = (head.0.ready_at, head.0.seq);
@@ -243,7 +254,8 @@ impl<T: Item> DelayingQueue<T> {
             // Skip entries superseded by an earlier ready time.
             if waiting.by_item.get(&item) == Some(&(ready_at, seq)) {
                 waiting.by_item.remove(&item);
-                self.queue.add_at(std::borrow::Cow::Owned(item), Some(ready_at));
+                self.queue
+                    .add_at(std::borrow::Cow::Owned(item), Some(ready_at));
             }
         }
     }
@@ -357,7 +369,8 @@ impl<T: Item> DelayingQueue<T> {
             }
             // Register interest, then look again, so that an add between the
             // first look and the wait is not missed.
-            let mut notified = std::pin::pin!(self.queue.item_ready().notified());
+            let mut notified =
+                std::pin::pin!(self.queue.item_ready().notified());
             notified.as_mut().enable();
             let next_ready = self.flush_ready();
             match self.queue.last_look() {

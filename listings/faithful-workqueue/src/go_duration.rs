@@ -44,11 +44,16 @@ impl fmt::Display for GoDuration {
             } else {
                 ("ms", NANOS_PER_MILLI, 6)
             };
-            format!("{}{}{unit}", nanos / scale, fraction(nanos % scale, digits))
+            format!(
+                "{}{}{unit}",
+                nanos / scale,
+                fraction(nanos % scale, digits)
+            )
         } else {
             let secs = nanos / NANOS_PER_SEC;
             let frac = fraction(nanos % NANOS_PER_SEC, 9);
-            let (hours, minutes, seconds) = (secs / 3600, secs / 60 % 60, secs % 60);
+            let (hours, minutes, seconds) =
+                (secs / 3600, secs / 60 % 60, secs % 60);
             if hours > 0 {
                 format!("{hours}h{minutes}m{seconds}{frac}s")
             } else if minutes > 0 {
@@ -123,7 +128,10 @@ mod tests {
 
     #[test]
     fn padding_applies_to_the_whole_text() {
-        assert_eq!(format!("{:>8}", GoDuration(Duration::from_millis(5))), "     5ms");
+        assert_eq!(
+            format!("{:>8}", GoDuration(Duration::from_millis(5))),
+            "     5ms"
+        );
         assert_eq!(format!("{:<6}|", GoDuration(Duration::ZERO)), "0s    |");
     }
 
@@ -132,6 +140,9 @@ mod tests {
         let s = Duration::from_secs(1);
         assert_eq!(round(Duration::from_millis(500), s), s);
         assert_eq!(round(Duration::from_millis(499), s), Duration::ZERO);
-        assert_eq!(round(Duration::from_millis(2_310_715), s), Duration::from_secs(2_311));
+        assert_eq!(
+            round(Duration::from_millis(2_310_715), s),
+            Duration::from_secs(2_311)
+        );
     }
 }

@@ -57,7 +57,12 @@ pub struct EnqueueRequestForObject;
 impl EnqueueRequestForObject {
     /// An object was created, or found by the informer's initial list
     /// (`is_in_initial_list`): that one comes at [`LOW_PRIORITY`].
-    pub fn create<T: Send, Q: PriorityInterface<T>>(&self, queue: &Q, key: T, is_in_initial_list: bool) {
+    pub fn create<T: Send, Q: PriorityInterface<T>>(
+        &self,
+        queue: &Q,
+        key: T,
+        is_in_initial_list: bool,
+    ) {
         let priority = is_in_initial_list.then_some(LOW_PRIORITY);
         queue.add_with_opts(AddOpts { priority, ..AddOpts::default() }, [key]);
     }
@@ -72,7 +77,8 @@ impl EnqueueRequestForObject {
         old_resource_version: &str,
         new_resource_version: &str,
     ) {
-        let priority = (old_resource_version == new_resource_version).then_some(LOW_PRIORITY);
+        let priority = (old_resource_version == new_resource_version)
+            .then_some(LOW_PRIORITY);
         queue.add_with_opts(AddOpts { priority, ..AddOpts::default() }, [key]);
     }
 

@@ -7,8 +7,10 @@
 //! ahead of time to collide; it makes a weaker promise than SipHash, whose
 //! keyed construction is designed to resist an attacker who chooses keys.
 
-pub(crate) type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
-pub(crate) type HashSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
+pub(crate) type HashMap<K, V> =
+    std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+pub(crate) type HashSet<K> =
+    std::collections::HashSet<K, foldhash::fast::RandomState>;
 
 /// The hasher of a queue that hashes its items itself: outside its lock, once
 /// per add and per done (see `queue.rs`).

@@ -102,7 +102,11 @@ impl PartialOrd for SharedKey {
 
 impl Ord for SharedKey {
     fn cmp(&self, other: &Self) -> Ordering {
-        if self.ptr_eq(other) { Ordering::Equal } else { self.as_str().cmp(other.as_str()) }
+        if self.ptr_eq(other) {
+            Ordering::Equal
+        } else {
+            self.as_str().cmp(other.as_str())
+        }
     }
 }
 
@@ -197,9 +201,16 @@ mod tests {
         assert_eq!(map.get("ns/a"), Some(&1));
         let hasher = std::hash::RandomState::new();
         use std::hash::BuildHasher;
-        assert_eq!(hasher.hash_one(SharedKey::from("ns/a")), hasher.hash_one("ns/a"));
-        let set: BTreeSet<_> = ["b", "a", "c"].into_iter().map(SharedKey::from).collect();
-        assert_eq!(set.iter().map(SharedKey::as_str).collect::<Vec<_>>(), ["a", "b", "c"]);
+        assert_eq!(
+            hasher.hash_one(SharedKey::from("ns/a")),
+            hasher.hash_one("ns/a")
+        );
+        let set: BTreeSet<_> =
+            ["b", "a", "c"].into_iter().map(SharedKey::from).collect();
+        assert_eq!(
+            set.iter().map(SharedKey::as_str).collect::<Vec<_>>(),
+            ["a", "b", "c"]
+        );
     }
 
     #[test]

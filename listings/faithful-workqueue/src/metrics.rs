@@ -225,7 +225,10 @@ pub trait MetricsProvider: Send + Sync {
     /// let provider = WorkqueueMetricsProvider::register(&mut Registry::default());
     /// assert!(provider.new_depth_metric_with_priority("q").is_some());
     /// ```
-    fn new_depth_metric_with_priority(&self, _name: &str) -> Option<Arc<dyn DepthMetricWithPriority>> {
+    fn new_depth_metric_with_priority(
+        &self,
+        _name: &str,
+    ) -> Option<Arc<dyn DepthMetricWithPriority>> {
         None
     }
     /// `workqueue_depth`.
@@ -327,7 +330,10 @@ pub trait MetricsProvider: Send + Sync {
     /// assert_eq!(metrics.snapshot("q").unfinished_work_seconds, 4.0); // 2s + 2s
     /// # }
     /// ```
-    fn new_unfinished_work_seconds_metric(&self, name: &str) -> Arc<dyn SettableGaugeMetric>;
+    fn new_unfinished_work_seconds_metric(
+        &self,
+        name: &str,
+    ) -> Arc<dyn SettableGaugeMetric>;
     /// `workqueue_longest_running_processor_seconds`.
     ///
     /// ```
@@ -351,7 +357,10 @@ pub trait MetricsProvider: Send + Sync {
     /// assert_eq!(metrics.snapshot("q").longest_running_processor_seconds, 4.0); // "a"'s age
     /// # }
     /// ```
-    fn new_longest_running_processor_seconds_metric(&self, name: &str) -> Arc<dyn SettableGaugeMetric>;
+    fn new_longest_running_processor_seconds_metric(
+        &self,
+        name: &str,
+    ) -> Arc<dyn SettableGaugeMetric>;
     /// `workqueue_retries_total`.
     ///
     /// ```
@@ -396,7 +405,8 @@ pub trait MetricsProvider: Send + Sync {
 /// assert_eq!(metrics.snapshot("q").unfinished_work_seconds, 0.5); // refreshed at 500ms
 /// # }
 /// ```
-pub const DEFAULT_UNFINISHED_WORK_UPDATE_PERIOD: Duration = Duration::from_millis(500);
+pub const DEFAULT_UNFINISHED_WORK_UPDATE_PERIOD: Duration =
+    Duration::from_millis(500);
 
 /// The per-queue bookkeeping behind the hooks (upstream's `defaultQueueMetrics`).
 enum Depth {
@@ -418,11 +428,18 @@ pub(crate) struct QueueMetrics<T> {
 impl<T: Clone + Eq + Hash> QueueMetrics<T> {
     /// The metrics of client-go's queue: one depth series, whatever the provider.
     pub(crate) fn new(name: &str, provider: &dyn MetricsProvider) -> Self {
-        Self::with_depth(name, provider, Depth::Plain(provider.new_depth_metric(name)))
+        Self::with_depth(
+            name,
+            provider,
+            Depth::Plain(provider.new_depth_metric(name)),
+        )
     }
 
     /// The metrics of the priority queue: depth by priority when the provider has it.
-    pub(crate) fn with_priority(name: &str, provider: &dyn MetricsProvider) -> Self {
+    pub(crate) fn with_priority(
+        name: &str,
+        provider: &dyn MetricsProvider,
+    ) -> Self {
         let depth = match provider.new_depth_metric_with_priority(name) {
             Some(by_priority) => Depth::WithPriority(by_priority),
             None => Depth::Plain(provider.new_depth_metric(name)),
@@ -430,14 +447,20 @@ impl<T: Clone + Eq + Hash> QueueMetrics<T> {
         Self::with_depth(name, provider, depth)
     }
 
-    fn with_depth(name: &str, provider: &dyn MetricsProvider, depth: Depth) -> Self {
+    fn with_depth(
+        name: &str,
+        provider: &dyn MetricsProvider,
+        depth: Depth,
+    ) -> Self {
         let metrics = Self {
             depth,
             adds: provider.new_adds_metric(name),
             latency: provider.new_latency_metric(name),
             work_duration: provider.new_work_duration_metric(name),
-            unfinished_work_seconds: provider.new_unfinished_work_seconds_metric(name),
-            longest_running_processor: provider.new_longest_running_processor_seconds_metric(name),
+            unfinished_work_seconds: provider
+                .new_unfinished_work_seconds_metric(name),
+            longest_running_processor: provider
+                .new_longest_running_processor_seconds_metric(name),
             add_times: HashMap::default(),
             processing_start_times: HashMap::default(),
         };
@@ -482,7 +505,8 @@ impl<T: Clone + Eq + Hash> QueueMetrics<T> {
 
     pub(crate) fn done(&mut self, item: &T, now: Instant) {
         if let Some(started) = self.processing_start_times.remove(item) {
-            self.work_duration.observe(now.duration_since(started).as_secs_f64());
+            self.work_duration
+                .observe(now.duration_since(started).as_secs_f64());
         }
     }
 
@@ -519,7 +543,9 @@ impl<T: Clone + Eq + Hash> QueueMetrics<T> {
 /// ```
 #[derive(Default)]
 pub struct InMemoryMetrics {
-    queues: std::sync::Mutex<std::collections::BTreeMap<String, Arc<InMemoryQueueMetrics>>>,
+    queues: std::sync::Mutex<
+        std::collections::BTreeMap<String, Arc<InMemoryQueueMetrics>>,
+    >,
 }
 
 /// What one queue reported to an [`InMemoryMetrics`].
@@ -603,7 +629,10 @@ impl InMemoryMetrics {
     /// ```
     pub fn snapshot(&self, name: &str) -> MetricsSnapshot {
         let queues = self.queues.lock().unwrap();
-        queues.get(name).map(|q| q.values.lock().unwrap().clone()).unwrap_or_default()
+        queues
+            .get(name)
+            .map(|q| q.values.lock().unwrap().clone())
+            .unwrap_or_default()
     }
 
     fn queue(&self, name: &str) -> Arc<InMemoryQueueMetrics> {
@@ -651,7 +680,11 @@ impl HistogramMetric for Field {
 }
 
 impl InMemoryMetrics {
-    fn field(&self, name: &str, update: fn(&mut MetricsSnapshot, f64)) -> Arc<Field> {
+    fn field(
+        &self,
+        name: &str,
+        update: fn(&mut MetricsSnapshot, f64),
+    ) -> Arc<Field> {
         Arc::new(Field { queue: self.queue(name), update })
     }
 }
@@ -678,7 +711,10 @@ impl DepthMetricWithPriority for PriorityDepth {
 }
 
 impl MetricsProvider for InMemoryMetrics {
-    fn new_depth_metric_with_priority(&self, name: &str) -> Option<Arc<dyn DepthMetricWithPriority>> {
+    fn new_depth_metric_with_priority(
+        &self,
+        name: &str,
+    ) -> Option<Arc<dyn DepthMetricWithPriority>> {
         Some(Arc::new(PriorityDepth(self.queue(name))))
     }
     fn new_depth_metric(&self, name: &str) -> Arc<dyn GaugeMetric> {
@@ -693,10 +729,16 @@ impl MetricsProvider for InMemoryMetrics {
     fn new_work_duration_metric(&self, name: &str) -> Arc<dyn HistogramMetric> {
         self.field(name, |s, v| s.work_duration.push(v))
     }
-    fn new_unfinished_work_seconds_metric(&self, name: &str) -> Arc<dyn SettableGaugeMetric> {
+    fn new_unfinished_work_seconds_metric(
+        &self,
+        name: &str,
+    ) -> Arc<dyn SettableGaugeMetric> {
         self.field(name, |s, v| s.unfinished_work_seconds = v)
     }
-    fn new_longest_running_processor_seconds_metric(&self, name: &str) -> Arc<dyn SettableGaugeMetric> {
+    fn new_longest_running_processor_seconds_metric(
+        &self,
+        name: &str,
+    ) -> Arc<dyn SettableGaugeMetric> {
         self.field(name, |s, v| s.longest_running_processor_seconds = v)
     }
     fn new_retries_metric(&self, name: &str) -> Arc<dyn CounterMetric> {
@@ -714,12 +756,22 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_new_named_queue_shows_both_unfinished_work_gauges_at_zero() {
         let mut registry = Registry::default();
-        let provider = Arc::new(WorkqueueMetricsProvider::register(&mut registry));
-        let _q: Queue<&str> = Queue::with_config(QueueConfig::named("q").metrics_provider(provider));
+        let provider =
+            Arc::new(WorkqueueMetricsProvider::register(&mut registry));
+        let _q: Queue<&str> = Queue::with_config(
+            QueueConfig::named("q").metrics_provider(provider),
+        );
         let all = samples(&registry);
-        for gauge in ["workqueue_unfinished_work_seconds", "workqueue_longest_running_processor_seconds"] {
+        for gauge in [
+            "workqueue_unfinished_work_seconds",
+            "workqueue_longest_running_processor_seconds",
+        ] {
             let series = format!(r#"{gauge}{{controller="q",name="q"}}"#);
-            assert_eq!(all.iter().find(|(s, _)| *s == series).map(|(_, v)| *v), Some(0.0), "{series}");
+            assert_eq!(
+                all.iter().find(|(s, _)| *s == series).map(|(_, v)| *v),
+                Some(0.0),
+                "{series}"
+            );
         }
     }
 }

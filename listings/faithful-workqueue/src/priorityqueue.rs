@@ -42,11 +42,15 @@ use std::time::Duration;
 use tokio::sync::Notify;
 use tokio::time::Instant;
 
-use crate::default_rate_limiters::{RateLimiter, priority_queue_default_rate_limiter};
+use crate::default_rate_limiters::{
+    RateLimiter, priority_queue_default_rate_limiter,
+};
 use crate::hash::{HashMap, HashSet};
 use crate::metrics::{CounterMetric, QueueMetrics};
 use crate::queue::{Item, QueueConfig};
-use crate::rate_limiting_queue::{DelayingInterface, Interface, RateLimitingInterface};
+use crate::rate_limiting_queue::{
+    DelayingInterface, Interface, RateLimitingInterface,
+};
 use crate::sync::{AtomicUsize, Mutex, MutexGuard};
 use std::sync::atomic::Ordering::{Acquire, Release};
 
@@ -236,7 +240,11 @@ impl<T: Item> State<T> {
         }
         let mut changed = self.ready.len() != ready_before;
         let Some(existing) = self.items.get(&key).copied() else {
-            let entry = Entry { added_counter: self.next_counter(), priority: new_priority, ready_at };
+            let entry = Entry {
+                added_counter: self.next_counter(),
+                priority: new_priority,
+                ready_at,
+            };
             if ready_at.is_none() {
                 self.became_ready(&key, new_priority, at);
             }
@@ -255,7 +263,10 @@ impl<T: Item> State<T> {
         if new_priority > existing.priority {
             if existing.ready_at.is_none() {
                 if let Some(metrics) = self.metrics.as_ref() {
-                    metrics.update_depth_with_priority(existing.priority, new_priority);
+                    metrics.update_depth_with_priority(
+                        existing.priority,
+                        new_priority,
+                    );
                 }
             }
             entry.priority = new_priority;
@@ -278,7 +289,11 @@ impl<T: Item> State<T> {
     /// [`promote_due`](Self::promote_due) at the current time, without
     /// reading the clock when nothing waits.
     fn promote_due_now(&mut self) -> Option<Instant> {
-        if self.waiting.is_empty() { None } else { self.promote_due(Instant::now()) }
+        if self.waiting.is_empty() {
+            None
+        } else {
+            self.promote_due(Instant::now())
+        }
     }
 
     /// Moves every waiting entry whose time has come to ready, in waiting
@@ -361,7 +376,10 @@ impl<T> Drop for SleepingGet<'_, T> {
     fn drop(&mut self) {
         // Not `unwrap`: this may run while a panic unwinds, where a second
         // panic over a poisoned lock would abort.
-        let mut pending = self.pending.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut pending = self
+            .pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         pending.sleeping_gets -= 1;
     }
 }
@@ -408,7 +426,9 @@ impl<T: Item> PriorityQueue<T> {
     /// assert_eq!(q.len(), 1);
     /// # }
     /// ```
-    pub fn with_rate_limiter(rate_limiter: impl RateLimiter<T> + 'static) -> Self {
+    pub fn with_rate_limiter(
+        rate_limiter: impl RateLimiter<T> + 'static,
+    ) -> Self {
         Self::with_config(rate_limiter, QueueConfig::default())
     }
 
@@ -436,14 +456,21 @@ impl<T: Item> PriorityQueue<T> {
     /// assert_eq!((s.adds, s.depth, s.retries), (1, 1, 1));
     /// # }
     /// ```
-    pub fn with_config(rate_limiter: impl RateLimiter<T> + 'static, config: QueueConfig) -> Self {
-        let (metrics, retries) = match (&config.metrics_provider, config.name.is_empty()) {
-            (Some(provider), false) => (
-                Some(QueueMetrics::with_priority(&config.name, provider.as_ref())),
-                Some(provider.new_retries_metric(&config.name)),
-            ),
-            _ => (None, None),
-        };
+    pub fn with_config(
+        rate_limiter: impl RateLimiter<T> + 'static,
+        config: QueueConfig,
+    ) -> Self {
+        let (metrics, retries) =
+            match (&config.metrics_provider, config.name.is_empty()) {
+                (Some(provider), false) => (
+                    Some(QueueMetrics::with_priority(
+                        &config.name,
+                        provider.as_ref(),
+                    )),
+                    Some(provider.new_retries_metric(&config.name)),
+                ),
+                _ => (None, None),
+            };
         let with_metrics = metrics.is_some();
         let queue = Self {
             state: Arc::new(Mutex::new(State {
@@ -457,7 +484,12 @@ impl<T: Item> PriorityQueue<T> {
                 spare: Vec::new(),
             })),
             buffer: Arc::new(Buffer {
-                pending: Mutex::new(Pending { adds: Vec::new(), sleeping_gets: 0, shutdown: false, may_wait: false }),
+                pending: Mutex::new(Pending {
+                    adds: Vec::new(),
+                    sleeping_gets: 0,
+                    shutdown: false,
+                    may_wait: false,
+                }),
                 len: AtomicUsize::new(0),
             }),
             changed: Arc::new(Notify::new()),
@@ -536,7 +568,8 @@ impl<T: Item> PriorityQueue<T> {
         self.buffer.len.store(0, Release);
         // Applying can only add waiting entries that are in the queue or in
         // these adds already; later ones set the flag again.
-        pending.may_wait = !state.waiting.is_empty() || state.spare.iter().any(|add| add.ready_at.is_some());
+        pending.may_wait = !state.waiting.is_empty()
+            || state.spare.iter().any(|add| add.ready_at.is_some());
         drop(pending);
         let mut adds = std::mem::take(&mut state.spare);
         let mut changed = false;
@@ -574,7 +607,11 @@ impl<T: Item> PriorityQueue<T> {
     /// assert_eq!(q.get().await, Some("z"));
     /// # }
     /// ```
-    pub fn add_with_opts(&self, opts: AddOpts, items: impl IntoIterator<Item = T>) {
+    pub fn add_with_opts(
+        &self,
+        opts: AddOpts,
+        items: impl IntoIterator<Item = T>,
+    ) {
         let priority = opts.priority.unwrap_or(0);
         let mut pending = self.buffer.pending.lock().unwrap();
         if pending.shutdown {
@@ -582,7 +619,10 @@ impl<T: Item> PriorityQueue<T> {
         }
         // Read under the buffer's lock, so that buffered adds are in clock
         // order; and only when something needs the time.
-        let reads_clock = pending.may_wait || self.retries.is_some() || opts.rate_limited || !opts.after.is_zero();
+        let reads_clock = pending.may_wait
+            || self.retries.is_some()
+            || opts.rate_limited
+            || !opts.after.is_zero();
         let now = reads_clock.then(Instant::now);
         let was_empty = pending.adds.is_empty();
         for key in items {
@@ -594,7 +634,8 @@ impl<T: Item> PriorityQueue<T> {
                     after = limited;
                 }
             }
-            let ready_at = (!after.is_zero()).then(|| now.expect("read for a delay") + after);
+            let ready_at = (!after.is_zero())
+                .then(|| now.expect("read for a delay") + after);
             if ready_at.is_some() {
                 pending.may_wait = true;
                 if let Some(retries) = &self.retries {
@@ -604,7 +645,8 @@ impl<T: Item> PriorityQueue<T> {
             pending.adds.push(Buffered { key, priority, ready_at, at: now });
         }
         self.buffer.len.store(pending.adds.len(), Release);
-        let wake = was_empty && !pending.adds.is_empty() && pending.sleeping_gets > 0;
+        let wake =
+            was_empty && !pending.adds.is_empty() && pending.sleeping_gets > 0;
         let apply = pending.adds.len() >= self.flush_at;
         drop(pending);
         if apply {
@@ -659,7 +701,10 @@ impl<T: Item> PriorityQueue<T> {
     /// # }
     /// ```
     pub fn add_after(&self, item: T, delay: Duration) {
-        self.add_with_opts(AddOpts { after: delay, ..AddOpts::default() }, [item]);
+        self.add_with_opts(
+            AddOpts { after: delay, ..AddOpts::default() },
+            [item],
+        );
     }
 
     /// Ready after the rate limiter's delay for `item`.
@@ -680,7 +725,10 @@ impl<T: Item> PriorityQueue<T> {
     /// # }
     /// ```
     pub fn add_rate_limited(&self, item: T) {
-        self.add_with_opts(AddOpts { rate_limited: true, ..AddOpts::default() }, [item]);
+        self.add_with_opts(
+            AddOpts { rate_limited: true, ..AddOpts::default() },
+            [item],
+        );
     }
 
     /// Waits for the first ready key that is not locked and hands it out with
@@ -720,11 +768,17 @@ impl<T: Item> PriorityQueue<T> {
                 }
                 let next_ready = state.promote_due_now();
                 let st = &mut *state;
-                let found =
-                    st.ready.iter().find(|(_, key)| !st.locked.contains(*key)).map(|(k, key)| (*k, key.clone()));
+                let found = st
+                    .ready
+                    .iter()
+                    .find(|(_, key)| !st.locked.contains(*key))
+                    .map(|(k, key)| (*k, key.clone()));
                 if let Some((ready_key, key)) = found {
                     st.ready.remove(&ready_key);
-                    let entry = st.items.remove(&key).expect("a ready key has an entry");
+                    let entry = st
+                        .items
+                        .remove(&key)
+                        .expect("a ready key has an entry");
                     if let Some(metrics) = st.metrics.as_mut() {
                         metrics.get(&key, entry.priority, Instant::now());
                     }
@@ -865,7 +919,11 @@ impl<T: Item> PriorityQueue<T> {
         locked.sort();
         PriorityQueueState {
             ready: state.ready.values().cloned().collect(),
-            waiting: state.waiting.iter().map(|(&(at, _, _), key)| (key.clone(), at)).collect(),
+            waiting: state
+                .waiting
+                .iter()
+                .map(|(&(at, _, _), key)| (key.clone(), at))
+                .collect(),
             locked,
         }
     }
@@ -1100,7 +1158,9 @@ pub trait PriorityInterface<T: Send>: RateLimitingInterface<T> {
     /// assert_eq!(rl.get_with_priority().await, Some(("a", 0))); // the wrapper reports 0
     /// # }
     /// ```
-    fn get_with_priority(&self) -> impl std::future::Future<Output = Option<(T, i32)>> + Send;
+    fn get_with_priority(
+        &self,
+    ) -> impl std::future::Future<Output = Option<(T, i32)>> + Send;
 }
 
 /// `add_with_opts` on a client-go queue, as upstream's `priorityQueueWrapper`
@@ -1164,16 +1224,22 @@ impl<T: Item + Sync> PriorityInterface<T> for PriorityQueue<T> {
     fn add_with_opts(&self, opts: AddOpts, items: impl IntoIterator<Item = T>) {
         PriorityQueue::add_with_opts(self, opts, items)
     }
-    fn get_with_priority(&self) -> impl std::future::Future<Output = Option<(T, i32)>> + Send {
+    fn get_with_priority(
+        &self,
+    ) -> impl std::future::Future<Output = Option<(T, i32)>> + Send {
         PriorityQueue::get_with_priority(self)
     }
 }
 
-impl<T: Item + Sync> PriorityInterface<T> for crate::rate_limiting_queue::RateLimitingQueue<T> {
+impl<T: Item + Sync> PriorityInterface<T>
+    for crate::rate_limiting_queue::RateLimitingQueue<T>
+{
     fn add_with_opts(&self, opts: AddOpts, items: impl IntoIterator<Item = T>) {
         client_go_add_with_opts(self, opts, items)
     }
-    fn get_with_priority(&self) -> impl std::future::Future<Output = Option<(T, i32)>> + Send {
+    fn get_with_priority(
+        &self,
+    ) -> impl std::future::Future<Output = Option<(T, i32)>> + Send {
         client_go_get_with_priority(self)
     }
 }
@@ -1194,7 +1260,9 @@ impl<T: Item + Sync> Interface<T> for PriorityQueue<T> {
     fn shut_down(&self) {
         PriorityQueue::shut_down(self)
     }
-    fn shut_down_with_drain(&self) -> impl std::future::Future<Output = ()> + Send {
+    fn shut_down_with_drain(
+        &self,
+    ) -> impl std::future::Future<Output = ()> + Send {
         PriorityQueue::shut_down_with_drain(self)
     }
     fn shutting_down(&self) -> bool {
@@ -1224,7 +1292,9 @@ impl<T: Item + Sync> RateLimitingInterface<T> for PriorityQueue<T> {
 mod tests {
     use super::*;
 
-    fn buffered_times(q: &PriorityQueue<&'static str>) -> Vec<(&'static str, bool)> {
+    fn buffered_times(
+        q: &PriorityQueue<&'static str>,
+    ) -> Vec<(&'static str, bool)> {
         let pending = q.buffer.pending.lock().unwrap();
         pending.adds.iter().map(|add| (add.key, add.at.is_some())).collect()
     }
@@ -1235,16 +1305,27 @@ mod tests {
         q.add("a"); // nothing waits anywhere: no clock
         q.add_after("w", Duration::from_secs(1)); // a delay needs the clock
         q.add("b"); // "w" waits in the buffer: "b" needs the time
-        assert_eq!(buffered_times(&q), [("a", false), ("w", true), ("b", true)]);
+        assert_eq!(
+            buffered_times(&q),
+            [("a", false), ("w", true), ("b", true)]
+        );
 
         assert_eq!(q.len(), 2); // applies the buffer; "w" still waits
         q.add("c");
-        assert_eq!(buffered_times(&q), [("c", true)], "\"w\" waits in the queue");
+        assert_eq!(
+            buffered_times(&q),
+            [("c", true)],
+            "\"w\" waits in the queue"
+        );
 
         tokio::time::advance(Duration::from_secs(1)).await;
         assert_eq!(q.len(), 4); // "w" became ready after this flush looked ...
         q.add("d");
-        assert_eq!(buffered_times(&q), [("d", true)], "... so the flag is still up");
+        assert_eq!(
+            buffered_times(&q),
+            [("d", true)],
+            "... so the flag is still up"
+        );
         assert_eq!(q.len(), 5); // the next flush finds nothing waiting
         q.add("e");
         assert_eq!(buffered_times(&q), [("e", false)]);

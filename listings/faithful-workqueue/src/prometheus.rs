@@ -38,7 +38,8 @@ use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
 use crate::metrics::{
-    CounterMetric, DepthMetricWithPriority, GaugeMetric, HistogramMetric, MetricsProvider, SettableGaugeMetric,
+    CounterMetric, DepthMetricWithPriority, GaugeMetric, HistogramMetric,
+    MetricsProvider, SettableGaugeMetric,
 };
 
 /// A label set, sorted by label name as Go's exposition prints it.
@@ -80,7 +81,8 @@ type FloatGauge = Gauge<f64, AtomicU64>;
 /// ```
 pub fn encode(registry: &Registry) -> String {
     let mut raw = String::new();
-    prometheus_client::encoding::text::encode(&mut raw, registry).expect("writing to a String cannot fail");
+    prometheus_client::encoding::text::encode(&mut raw, registry)
+        .expect("writing to a String cannot fail");
     let mut out = String::with_capacity(raw.len());
     let mut samples: Vec<&str> = Vec::new();
     let flush = |samples: &mut Vec<&str>, out: &mut String| {
@@ -126,8 +128,10 @@ pub fn encode(registry: &Registry) -> String {
 /// ```
 pub fn encode_prometheus_text(registry: &Registry) -> String {
     let open_metrics = encode(registry);
-    let counters: Vec<&str> =
-        open_metrics.lines().filter_map(|l| l.strip_prefix("# TYPE ")?.strip_suffix(" counter")).collect();
+    let counters: Vec<&str> = open_metrics
+        .lines()
+        .filter_map(|l| l.strip_prefix("# TYPE ")?.strip_suffix(" counter"))
+        .collect();
     let mut out = String::with_capacity(open_metrics.len());
     for line in open_metrics.lines() {
         if line == "# EOF" || line.starts_with("# UNIT ") {
@@ -136,7 +140,9 @@ pub fn encode_prometheus_text(registry: &Registry) -> String {
         let renamed = ["# HELP ", "# TYPE "].iter().find_map(|prefix| {
             let rest = line.strip_prefix(prefix)?;
             let (name, tail) = rest.split_once(' ')?;
-            counters.contains(&name).then(|| format!("{prefix}{name}_total {tail}"))
+            counters
+                .contains(&name)
+                .then(|| format!("{prefix}{name}_total {tail}"))
         });
         out.push_str(renamed.as_deref().unwrap_or(line));
         out.push('\n');
@@ -148,7 +154,11 @@ pub fn encode_prometheus_text(registry: &Registry) -> String {
 fn series_labels(line: &str) -> String {
     let Some(open) = line.find('{') else { return String::new() };
     let close = line[open..].find('}').map_or(line.len(), |c| open + c);
-    line[open + 1..close].split(',').filter(|l| !l.starts_with("le=")).collect::<Vec<_>>().join(",")
+    line[open + 1..close]
+        .split(',')
+        .filter(|l| !l.starts_with("le="))
+        .collect::<Vec<_>>()
+        .join(",")
 }
 
 fn labels(pairs: &[(&str, &str)]) -> Labels {
@@ -157,8 +167,9 @@ fn labels(pairs: &[(&str, &str)]) -> Labels {
 
 /// The reconcile-time buckets of `controller_runtime_reconcile_time_seconds`.
 const RECONCILE_TIME_BUCKETS: [f64; 40] = [
-    0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5,
-    1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5, 5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 15.0, 20.0, 25.0, 30.0, 40.0, 50.0, 60.0,
+    0.005, 0.01, 0.025, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5,
+    0.6, 0.7, 0.8, 0.9, 1.0, 1.25, 1.5, 1.75, 2.0, 2.5, 3.0, 3.5, 4.0, 4.5,
+    5.0, 6.0, 7.0, 8.0, 9.0, 10.0, 15.0, 20.0, 25.0, 30.0, 40.0, 50.0, 60.0,
 ];
 
 /// The controller's metrics (`controller_runtime_*`), labelled by controller.
@@ -217,7 +228,9 @@ impl ControllerMetrics {
             terminal_reconcile_errors: Family::default(),
             reconcile_panics: Family::default(),
             reconcile_timeouts: Family::default(),
-            reconcile_time: Family::new_with_constructor(|| Histogram::new(RECONCILE_TIME_BUCKETS)),
+            reconcile_time: Family::new_with_constructor(|| {
+                Histogram::new(RECONCILE_TIME_BUCKETS)
+            }),
             max_concurrent_reconciles: Family::default(),
             active_workers: Family::default(),
         };
@@ -283,37 +296,59 @@ impl ControllerMetrics {
     /// ```
     pub fn init(&self, controller: &str, max_concurrent_reconciles: usize) {
         for result in ["error", "requeue_after", "requeue", "success"] {
-            let _ = self.reconcile_total.get_or_create(&labels(&[("controller", controller), ("result", result)]));
+            let _ = self.reconcile_total.get_or_create(&labels(&[
+                ("controller", controller),
+                ("result", result),
+            ]));
         }
         let c = labels(&[("controller", controller)]);
         let _ = self.reconcile_errors.get_or_create(&c);
         let _ = self.terminal_reconcile_errors.get_or_create(&c);
         let _ = self.reconcile_panics.get_or_create(&c);
         let _ = self.reconcile_timeouts.get_or_create(&c);
-        self.max_concurrent_reconciles.get_or_create(&c).set(max_concurrent_reconciles as i64);
+        self.max_concurrent_reconciles
+            .get_or_create(&c)
+            .set(max_concurrent_reconciles as i64);
         self.active_workers.get_or_create(&c).set(0);
     }
 
     pub(crate) fn result(&self, controller: &str, result: &str) {
-        self.reconcile_total.get_or_create(&labels(&[("controller", controller), ("result", result)])).inc();
+        self.reconcile_total
+            .get_or_create(&labels(&[
+                ("controller", controller),
+                ("result", result),
+            ]))
+            .inc();
     }
     pub(crate) fn error(&self, controller: &str) {
-        self.reconcile_errors.get_or_create(&labels(&[("controller", controller)])).inc();
+        self.reconcile_errors
+            .get_or_create(&labels(&[("controller", controller)]))
+            .inc();
     }
     pub(crate) fn terminal_error(&self, controller: &str) {
-        self.terminal_reconcile_errors.get_or_create(&labels(&[("controller", controller)])).inc();
+        self.terminal_reconcile_errors
+            .get_or_create(&labels(&[("controller", controller)]))
+            .inc();
     }
     pub(crate) fn panic(&self, controller: &str) {
-        self.reconcile_panics.get_or_create(&labels(&[("controller", controller)])).inc();
+        self.reconcile_panics
+            .get_or_create(&labels(&[("controller", controller)]))
+            .inc();
     }
     pub(crate) fn timeout(&self, controller: &str) {
-        self.reconcile_timeouts.get_or_create(&labels(&[("controller", controller)])).inc();
+        self.reconcile_timeouts
+            .get_or_create(&labels(&[("controller", controller)]))
+            .inc();
     }
     pub(crate) fn reconcile_time(&self, controller: &str, seconds: f64) {
-        self.reconcile_time.get_or_create(&labels(&[("controller", controller)])).observe(seconds);
+        self.reconcile_time
+            .get_or_create(&labels(&[("controller", controller)]))
+            .observe(seconds);
     }
     pub(crate) fn active_workers(&self, controller: &str, delta: i64) {
-        self.active_workers.get_or_create(&labels(&[("controller", controller)])).inc_by(delta);
+        self.active_workers
+            .get_or_create(&labels(&[("controller", controller)]))
+            .inc_by(delta);
     }
 }
 
@@ -399,8 +434,16 @@ impl WorkqueueMetricsProvider {
             longest_running_processor: Family::default(),
             retries: Family::default(),
         };
-        registry.register("workqueue_depth", "Current depth of workqueue by workqueue and priority", p.depth.clone());
-        registry.register("workqueue_adds", "Total number of adds handled by workqueue", p.adds.clone());
+        registry.register(
+            "workqueue_depth",
+            "Current depth of workqueue by workqueue and priority",
+            p.depth.clone(),
+        );
+        registry.register(
+            "workqueue_adds",
+            "Total number of adds handled by workqueue",
+            p.adds.clone(),
+        );
         registry.register(
             "workqueue_queue_duration_seconds",
             "How long in seconds an item stays in workqueue before being requested",
@@ -490,7 +533,11 @@ impl DepthByPriority {
                 }
             }
         };
-        labels(&[("controller", &self.name), ("name", &self.name), ("priority", &label)])
+        labels(&[
+            ("controller", &self.name),
+            ("name", &self.name),
+            ("priority", &label),
+        ])
     }
 }
 
@@ -504,7 +551,10 @@ impl DepthMetricWithPriority for DepthByPriority {
 }
 
 impl MetricsProvider for WorkqueueMetricsProvider {
-    fn new_depth_metric_with_priority(&self, name: &str) -> Option<Arc<dyn DepthMetricWithPriority>> {
+    fn new_depth_metric_with_priority(
+        &self,
+        name: &str,
+    ) -> Option<Arc<dyn DepthMetricWithPriority>> {
         Some(Arc::new(DepthByPriority {
             family: self.depth.clone(),
             name: name.to_owned(),
@@ -513,26 +563,51 @@ impl MetricsProvider for WorkqueueMetricsProvider {
         }))
     }
     fn new_depth_metric(&self, name: &str) -> Arc<dyn GaugeMetric> {
-        let labels = labels(&[("controller", name), ("name", name), ("priority", "")]);
+        let labels =
+            labels(&[("controller", name), ("name", name), ("priority", "")]);
         Arc::new(FamilyMetric { family: self.depth.clone(), labels })
     }
     fn new_adds_metric(&self, name: &str) -> Arc<dyn CounterMetric> {
-        Arc::new(FamilyMetric { family: self.adds.clone(), labels: queue_labels(name) })
+        Arc::new(FamilyMetric {
+            family: self.adds.clone(),
+            labels: queue_labels(name),
+        })
     }
     fn new_latency_metric(&self, name: &str) -> Arc<dyn HistogramMetric> {
-        Arc::new(FamilyMetric { family: self.latency.clone(), labels: queue_labels(name) })
+        Arc::new(FamilyMetric {
+            family: self.latency.clone(),
+            labels: queue_labels(name),
+        })
     }
     fn new_work_duration_metric(&self, name: &str) -> Arc<dyn HistogramMetric> {
-        Arc::new(FamilyMetric { family: self.work_duration.clone(), labels: queue_labels(name) })
+        Arc::new(FamilyMetric {
+            family: self.work_duration.clone(),
+            labels: queue_labels(name),
+        })
     }
-    fn new_unfinished_work_seconds_metric(&self, name: &str) -> Arc<dyn SettableGaugeMetric> {
-        Arc::new(FamilyMetric { family: self.unfinished.clone(), labels: queue_labels(name) })
+    fn new_unfinished_work_seconds_metric(
+        &self,
+        name: &str,
+    ) -> Arc<dyn SettableGaugeMetric> {
+        Arc::new(FamilyMetric {
+            family: self.unfinished.clone(),
+            labels: queue_labels(name),
+        })
     }
-    fn new_longest_running_processor_seconds_metric(&self, name: &str) -> Arc<dyn SettableGaugeMetric> {
-        Arc::new(FamilyMetric { family: self.longest_running_processor.clone(), labels: queue_labels(name) })
+    fn new_longest_running_processor_seconds_metric(
+        &self,
+        name: &str,
+    ) -> Arc<dyn SettableGaugeMetric> {
+        Arc::new(FamilyMetric {
+            family: self.longest_running_processor.clone(),
+            labels: queue_labels(name),
+        })
     }
     fn new_retries_metric(&self, name: &str) -> Arc<dyn CounterMetric> {
-        Arc::new(FamilyMetric { family: self.retries.clone(), labels: queue_labels(name) })
+        Arc::new(FamilyMetric {
+            family: self.retries.clone(),
+            labels: queue_labels(name),
+        })
     }
 }
 

@@ -38,7 +38,9 @@ use tokio::sync::Notify;
 use tokio::time::Instant;
 
 use crate::hash::{HashTable, Hasher};
-use crate::metrics::{DEFAULT_UNFINISHED_WORK_UPDATE_PERIOD, MetricsProvider, QueueMetrics};
+use crate::metrics::{
+    DEFAULT_UNFINISHED_WORK_UPDATE_PERIOD, MetricsProvider, QueueMetrics,
+};
 use crate::sync::{Mutex, MutexGuard};
 
 /// The bounds every queue item satisfies: upstream's `comparable`, plus `Send`
@@ -104,7 +106,10 @@ impl QueueConfig {
     /// q.add("default/web");
     /// assert_eq!(metrics.snapshot("pods").adds, 1);
     /// ```
-    pub fn metrics_provider(mut self, provider: Arc<dyn MetricsProvider>) -> Self {
+    pub fn metrics_provider(
+        mut self,
+        provider: Arc<dyn MetricsProvider>,
+    ) -> Self {
         self.metrics_provider = Some(provider);
         self
     }
@@ -191,7 +196,12 @@ impl<T: Item> Drop for SleepingGet<'_, T> {
     fn drop(&mut self) {
         // Not `state()`: this may run while a panic unwinds, where a second
         // panic over a poisoned lock would abort.
-        let mut state = self.queue.inner.state.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut state = self
+            .queue
+            .inner
+            .state
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         state.sleeping_gets -= 1;
     }
 }
@@ -282,7 +292,9 @@ impl<T: Item> Queue<T> {
     /// ```
     pub fn with_config(config: QueueConfig) -> Self {
         let metrics = match (&config.metrics_provider, config.name.is_empty()) {
-            (Some(provider), false) => Some(QueueMetrics::new(&config.name, provider.as_ref())),
+            (Some(provider), false) => {
+                Some(QueueMetrics::new(&config.name, provider.as_ref()))
+            }
             _ => None,
         };
         let with_metrics = metrics.is_some();
@@ -305,7 +317,10 @@ impl<T: Item> Queue<T> {
         if with_metrics && tokio::runtime::Handle::try_current().is_ok() {
             // The ticker starts now, as upstream's does in the constructor.
             let ticker = unfinished_work_ticker();
-            tokio::spawn(update_unfinished_work_loop(Arc::downgrade(&queue.inner), ticker));
+            tokio::spawn(update_unfinished_work_loop(
+                Arc::downgrade(&queue.inner),
+                ticker,
+            ));
         }
         queue
     }
@@ -394,15 +409,28 @@ impl<T: Item> Queue<T> {
                 // `done` re-queues it.
                 slot.flags.dirty = true;
                 if let Some(metrics) = st.metrics.as_mut() {
-                    metrics.add(&slot.item, 0, added_at.unwrap_or_else(Instant::now));
+                    metrics.add(
+                        &slot.item,
+                        0,
+                        added_at.unwrap_or_else(Instant::now),
+                    );
                 }
             }
             None => {
                 if let Some(metrics) = st.metrics.as_mut() {
-                    metrics.add(&*item, 0, added_at.unwrap_or_else(Instant::now));
+                    metrics.add(
+                        &*item,
+                        0,
+                        added_at.unwrap_or_else(Instant::now),
+                    );
                 }
-                let slot = Slot { item: (*item).clone(), flags: Flags { dirty: true, processing: false } };
-                st.items.insert_unique(hash, slot, |slot| hasher.hash_one(&slot.item));
+                let slot = Slot {
+                    item: (*item).clone(),
+                    flags: Flags { dirty: true, processing: false },
+                };
+                st.items.insert_unique(hash, slot, |slot| {
+                    hasher.hash_one(&slot.item)
+                });
                 st.fifo.push_back(Queued { item: item.into_owned(), hash });
                 let wake = st.sleeping_gets > 0;
                 drop(state);
@@ -538,7 +566,11 @@ impl<T: Item> Queue<T> {
 
     fn take_head(&self, st: &mut State<T>) -> TryGet<T> {
         let Some(Queued { item, hash }) = st.fifo.pop_front() else {
-            return if st.shutting_down { TryGet::ShutDown } else { TryGet::Empty };
+            return if st.shutting_down {
+                TryGet::ShutDown
+            } else {
+                TryGet::Empty
+            };
         };
         if let Some(metrics) = st.metrics.as_mut() {
             metrics.get(&item, 0, Instant::now());
@@ -552,9 +584,13 @@ impl<T: Item> Queue<T> {
         } else {
             // An item in the FIFO is normally dirty, so its slot exists; `done`
             // on a queued item can push a duplicate whose slot is gone by now.
-            let slot = Slot { item: item.clone(), flags: Flags { dirty: false, processing: true } };
+            let slot = Slot {
+                item: item.clone(),
+                flags: Flags { dirty: false, processing: true },
+            };
             let hasher = &self.inner.hasher;
-            st.items.insert_unique(hash, slot, |slot| hasher.hash_one(&slot.item));
+            st.items
+                .insert_unique(hash, slot, |slot| hasher.hash_one(&slot.item));
             st.processing_len += 1;
         }
         TryGet::Item(item)
@@ -603,7 +639,8 @@ impl<T: Item> Queue<T> {
             metrics.done(item, Instant::now());
         }
         let st = &mut *state;
-        let requeue = match st.items.find_entry(hash, |slot| slot.item == *item) {
+        let requeue = match st.items.find_entry(hash, |slot| slot.item == *item)
+        {
             Ok(mut entry) => {
                 let flags = &mut entry.get_mut().flags;
                 let was_processing = std::mem::take(&mut flags.processing);
@@ -786,12 +823,25 @@ impl<T: Item> Queue<T> {
         T: Ord,
     {
         let state = self.state();
-        let mut dirty: Vec<T> = state.items.iter().filter(|s| s.flags.dirty).map(|s| s.item.clone()).collect();
-        let mut processing: Vec<T> =
-            state.items.iter().filter(|s| s.flags.processing).map(|s| s.item.clone()).collect();
+        let mut dirty: Vec<T> = state
+            .items
+            .iter()
+            .filter(|s| s.flags.dirty)
+            .map(|s| s.item.clone())
+            .collect();
+        let mut processing: Vec<T> = state
+            .items
+            .iter()
+            .filter(|s| s.flags.processing)
+            .map(|s| s.item.clone())
+            .collect();
         dirty.sort();
         processing.sort();
-        QueueState { fifo: state.fifo.iter().map(|queued| queued.item.clone()).collect(), dirty, processing }
+        QueueState {
+            fifo: state.fifo.iter().map(|queued| queued.item.clone()).collect(),
+            dirty,
+            processing,
+        }
     }
 }
 
@@ -824,7 +874,10 @@ pub(crate) fn unfinished_work_ticker() -> tokio::time::Interval {
     ticker
 }
 
-async fn update_unfinished_work_loop<T: Item>(queue: Weak<Inner<T>>, mut ticker: tokio::time::Interval) {
+async fn update_unfinished_work_loop<T: Item>(
+    queue: Weak<Inner<T>>,
+    mut ticker: tokio::time::Interval,
+) {
     loop {
         ticker.tick().await;
         let Some(inner) = queue.upgrade() else { return };
@@ -973,11 +1026,12 @@ mod tests {
         q.add("a");
         let lease = q.lease().await.unwrap();
         let q2 = q.clone();
-        let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
-            let _held = lease;
-            q2.add("a");
-            panic!("reconcile bug");
-        }));
+        let result =
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
+                let _held = lease;
+                q2.add("a");
+                panic!("reconcile bug");
+            }));
         assert!(result.is_err());
         // done ran during unwinding, so the dirty "a" is back in the FIFO.
         assert_eq!(q.len(), 1);
@@ -990,7 +1044,8 @@ mod tests {
         std::mem::forget(q.lease().await.unwrap());
         q.add("a");
         assert_eq!(q.len(), 0);
-        let stalled = tokio::time::timeout(Duration::from_millis(500), q.get()).await;
+        let stalled =
+            tokio::time::timeout(Duration::from_millis(500), q.get()).await;
         assert!(stalled.is_err());
     }
 
@@ -1006,7 +1061,10 @@ mod tests {
         });
         tokio::task::yield_now().await;
         q.done(&foo);
-        tokio::time::timeout(Duration::from_secs(1), drain).await.expect("the drain ended").unwrap();
+        tokio::time::timeout(Duration::from_secs(1), drain)
+            .await
+            .expect("the drain ended")
+            .unwrap();
     }
 
     #[test]

@@ -52,7 +52,10 @@ pub struct RateLimitingQueue<T> {
 
 impl<T> Clone for RateLimitingQueue<T> {
     fn clone(&self) -> Self {
-        Self { queue: self.queue.clone(), rate_limiter: self.rate_limiter.clone() }
+        Self {
+            queue: self.queue.clone(),
+            rate_limiter: self.rate_limiter.clone(),
+        }
     }
 }
 
@@ -92,8 +95,14 @@ impl<T: Item> RateLimitingQueue<T> {
     /// assert_eq!(metrics.snapshot("rl").retries, 1);
     /// # }
     /// ```
-    pub fn with_config(rate_limiter: impl RateLimiter<T> + 'static, config: QueueConfig) -> Self {
-        Self { queue: DelayingQueue::with_config(config), rate_limiter: Arc::new(rate_limiter) }
+    pub fn with_config(
+        rate_limiter: impl RateLimiter<T> + 'static,
+        config: QueueConfig,
+    ) -> Self {
+        Self {
+            queue: DelayingQueue::with_config(config),
+            rate_limiter: Arc::new(rate_limiter),
+        }
     }
 
     /// Adds `item` after the delay the limiter gives it, counting one failure.

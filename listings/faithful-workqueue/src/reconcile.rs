@@ -123,7 +123,10 @@ pub trait Reconciler<T>: Send + Sync {
     /// assert!(reconciler.reconcile(-1).await.is_err());
     /// # }
     /// ```
-    fn reconcile(&self, request: T) -> impl Future<Output = anyhow::Result<ReconcileResult>> + Send;
+    fn reconcile(
+        &self,
+        request: T,
+    ) -> impl Future<Output = anyhow::Result<ReconcileResult>> + Send;
 }
 
 impl<T, F, Fut> Reconciler<T> for F
@@ -131,7 +134,10 @@ where
     F: Fn(T) -> Fut + Send + Sync,
     Fut: Future<Output = anyhow::Result<ReconcileResult>> + Send,
 {
-    fn reconcile(&self, request: T) -> impl Future<Output = anyhow::Result<ReconcileResult>> + Send {
+    fn reconcile(
+        &self,
+        request: T,
+    ) -> impl Future<Output = anyhow::Result<ReconcileResult>> + Send {
         self(request)
     }
 }
@@ -282,8 +288,11 @@ pub fn terminal_error(err: impl Into<anyhow::Error>) -> anyhow::Error {
 ///
 /// A terminal error given a result with [`with_result`] is still terminal.
 pub fn is_terminal(err: &anyhow::Error) -> bool {
-    err.chain()
-        .any(|e| e.is::<TerminalError>() || e.downcast_ref::<ErrorWithResult>().is_some_and(|w| is_terminal(&w.err)))
+    err.chain().any(|e| {
+        e.is::<TerminalError>()
+            || e.downcast_ref::<ErrorWithResult>()
+                .is_some_and(|w| is_terminal(&w.err))
+    })
 }
 
 /// An error returned together with a result, Go's `return result, err`: made
@@ -366,7 +375,10 @@ impl StdError for ErrorWithResult {
 /// assert_eq!(queue.get_with_priority().await, Some(("web", 10)));
 /// # }
 /// ```
-pub fn with_result(result: ReconcileResult, err: impl Into<anyhow::Error>) -> anyhow::Error {
+pub fn with_result(
+    result: ReconcileResult,
+    err: impl Into<anyhow::Error>,
+) -> anyhow::Error {
     anyhow::Error::new(ErrorWithResult { result, err: err.into() })
 }
 
@@ -382,5 +394,7 @@ pub fn with_result(result: ReconcileResult, err: impl Into<anyhow::Error>) -> an
 /// assert_eq!(result_of(&anyhow!("conflict")), None);
 /// ```
 pub fn result_of(err: &anyhow::Error) -> Option<ReconcileResult> {
-    err.chain().find_map(|e| e.downcast_ref::<ErrorWithResult>()).map(ErrorWithResult::result)
+    err.chain()
+        .find_map(|e| e.downcast_ref::<ErrorWithResult>())
+        .map(ErrorWithResult::result)
 }

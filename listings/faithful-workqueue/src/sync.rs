@@ -135,7 +135,11 @@ mod spin_lock {
     impl<T> Mutex<T> {
         /// A lock around `value`.
         pub const fn new(value: T) -> Self {
-            Mutex { locked: AtomicBool::new(false), poisoned: AtomicBool::new(false), data: UnsafeCell::new(value) }
+            Mutex {
+                locked: AtomicBool::new(false),
+                poisoned: AtomicBool::new(false),
+                data: UnsafeCell::new(value),
+            }
         }
 
         /// Takes the lock, waiting as described on [`Mutex`]. Errs as
@@ -145,20 +149,36 @@ mod spin_lock {
             if !self.try_take() {
                 self.lock_contended();
             }
-            let guard = MutexGuard { lock: self, panicking: std::thread::panicking(), _as_std: PhantomData };
-            if self.poisoned.load(Ordering::Relaxed) { Err(PoisonError::new(guard)) } else { Ok(guard) }
+            let guard = MutexGuard {
+                lock: self,
+                panicking: std::thread::panicking(),
+                _as_std: PhantomData,
+            };
+            if self.poisoned.load(Ordering::Relaxed) {
+                Err(PoisonError::new(guard))
+            } else {
+                Ok(guard)
+            }
         }
 
         #[inline]
         fn try_take(&self) -> bool {
-            self.locked.compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed).is_ok()
+            self.locked
+                .compare_exchange_weak(
+                    false,
+                    true,
+                    Ordering::Acquire,
+                    Ordering::Relaxed,
+                )
+                .is_ok()
         }
 
         /// Read, then try, while the back-off grows; then yield; then nap.
         #[cold]
         #[inline(never)]
         fn lock_contended(&self) {
-            let free_and_taken = || !self.locked.load(Ordering::Relaxed) && self.try_take();
+            let free_and_taken =
+                || !self.locked.load(Ordering::Relaxed) && self.try_take();
             let mut pause = 1u32;
             for _ in 0..TRIES {
                 for _ in 0..pause {
@@ -292,10 +312,12 @@ mod spin_lock {
             }
             let m = Arc::new(Mutex::new(0));
             let on_drop = LocksOnDrop(m.clone());
-            let unwound = std::panic::catch_unwind(std::panic::AssertUnwindSafe(move || {
-                let _on_drop = on_drop;
-                panic!("the panic starts before the lock is taken");
-            }));
+            let unwound = std::panic::catch_unwind(
+                std::panic::AssertUnwindSafe(move || {
+                    let _on_drop = on_drop;
+                    panic!("the panic starts before the lock is taken");
+                }),
+            );
             assert!(unwound.is_err());
             assert_eq!(*m.lock().unwrap(), 1);
         }
@@ -331,7 +353,9 @@ mod model {
         pub fn lock(&self) -> LockResult<MutexGuard<'_, T>> {
             match self.0.lock() {
                 Ok(guard) => Ok(MutexGuard(Some(guard))),
-                Err(poisoned) => Err(PoisonError::new(MutexGuard(Some(poisoned.into_inner())))),
+                Err(poisoned) => Err(PoisonError::new(MutexGuard(Some(
+                    poisoned.into_inner(),
+                )))),
             }
         }
     }

@@ -36,13 +36,22 @@ use std::time::Duration;
 
 use anyhow::{Context, anyhow};
 use faithful_workqueue::call_log::CallLog;
-use faithful_workqueue::controller::{Controller, Options, Outcome, panic_message};
-use faithful_workqueue::default_rate_limiters::{ItemExponentialFailureRateLimiter, RateLimiter};
-use faithful_workqueue::priorityqueue::{
-    AddOpts, PriorityInterface, PriorityQueue, client_go_add_with_opts, client_go_get_with_priority,
+use faithful_workqueue::controller::{
+    Controller, Options, Outcome, panic_message,
 };
-use faithful_workqueue::rate_limiting_queue::{DelayingInterface, Interface, RateLimitingInterface, RateLimitingQueue};
-use faithful_workqueue::reconcile::{ReconcileResult, TerminalError, is_terminal, terminal_error, with_result};
+use faithful_workqueue::default_rate_limiters::{
+    ItemExponentialFailureRateLimiter, RateLimiter,
+};
+use faithful_workqueue::priorityqueue::{
+    AddOpts, PriorityInterface, PriorityQueue, client_go_add_with_opts,
+    client_go_get_with_priority,
+};
+use faithful_workqueue::rate_limiting_queue::{
+    DelayingInterface, Interface, RateLimitingInterface, RateLimitingQueue,
+};
+use faithful_workqueue::reconcile::{
+    ReconcileResult, TerminalError, is_terminal, terminal_error, with_result,
+};
 use tokio::time::advance;
 
 const MS: Duration = Duration::from_millis(1);
@@ -63,7 +72,11 @@ impl Recorder {
     /// exponential 5ms..1000s; the limiter is returned too so a test can set up
     /// earlier failures.
     fn new() -> (Self, Limiter) {
-        let limiter: Limiter = Arc::new(ItemExponentialFailureRateLimiter::new(5 * MS, Duration::from_secs(1000)));
+        let limiter: Limiter =
+            Arc::new(ItemExponentialFailureRateLimiter::new(
+                5 * MS,
+                Duration::from_secs(1000),
+            ));
         let q = RateLimitingQueue::new(limiter.clone());
         (Self { q, log: Arc::default() }, limiter)
     }
@@ -119,10 +132,16 @@ impl Interface<&'static str> for Recorder {
 // The controller drives its queue through `PriorityInterface`; mapped to the
 // calls above, as upstream's wrapper does.
 impl PriorityInterface<&'static str> for Recorder {
-    fn add_with_opts(&self, opts: AddOpts, items: impl IntoIterator<Item = &'static str>) {
+    fn add_with_opts(
+        &self,
+        opts: AddOpts,
+        items: impl IntoIterator<Item = &'static str>,
+    ) {
         client_go_add_with_opts(self, opts, items)
     }
-    fn get_with_priority(&self) -> impl Future<Output = Option<(&'static str, i32)>> + Send {
+    fn get_with_priority(
+        &self,
+    ) -> impl Future<Output = Option<(&'static str, i32)>> + Send {
         client_go_get_with_priority(self)
     }
 }
@@ -171,13 +190,21 @@ impl Script {
     }
     fn reconciler(
         &self,
-    ) -> impl Fn(&'static str) -> std::pin::Pin<Box<dyn Future<Output = anyhow::Result<ReconcileResult>> + Send>>
-    + Send
+    ) -> impl Fn(
+        &'static str,
+    ) -> std::pin::Pin<
+        Box<dyn Future<Output = anyhow::Result<ReconcileResult>> + Send>,
+    > + Send
     + Sync
     + 'static {
         let script = self.clone();
         move |_req| {
-            let step = script.0.lock().unwrap().pop_front().expect("reconcile called more often than scripted");
+            let step = script
+                .0
+                .lock()
+                .unwrap()
+                .pop_front()
+                .expect("reconcile called more often than scripted");
             Box::pin(async move {
                 match step {
                     Step::Return(result) => result,
@@ -192,13 +219,21 @@ fn controller(
     queue: &Recorder,
     script: &Script,
     options: Options,
-) -> Controller<&'static str, Recorder, impl faithful_workqueue::reconcile::Reconciler<&'static str> + 'static> {
+) -> Controller<
+    &'static str,
+    Recorder,
+    impl faithful_workqueue::reconcile::Reconciler<&'static str> + 'static,
+> {
     Controller::with_options(queue.clone(), script.reconciler(), options)
 }
 
 /// Asserts that `item` is waiting and becomes ready exactly `delay` from now,
 /// then takes it out of the FIFO again with the queue's own get (not logged).
-async fn expect_requeued_after(q: &Recorder, item: &'static str, delay: Duration) {
+async fn expect_requeued_after(
+    q: &Recorder,
+    item: &'static str,
+    delay: Duration,
+) {
     assert_eq!(q.q.waiting_len(), 1, "expected one waiting entry");
     assert_eq!(q.q.len(), 0);
     advance(delay - NS).await;
@@ -227,13 +262,18 @@ async fn should_call_reconciler_if_an_item_is_enqueued() {
 
     assert_eq!(q.take(), ["get", "forget", "done"]);
     assert_eq!(q.num_requeues(&REQUEST), 0, "success forgets the failures");
-    assert_eq!((q.len(), q.q.waiting_len()), (0, 0), "success does not requeue");
+    assert_eq!(
+        (q.len(), q.q.waiting_len()),
+        (0, 0),
+        "success does not requeue"
+    );
     assert!(q.processing().is_empty(), "done ran");
 }
 
 // upstream: controller_test.go "should requeue a Request if there is an error and continue processing items"
 #[tokio::test(start_paused = true)]
-async fn should_requeue_a_request_if_there_is_an_error_and_continue_processing_items() {
+async fn should_requeue_a_request_if_there_is_an_error_and_continue_processing_items()
+ {
     let (q, _) = Recorder::new();
     let script = Script::default();
     let c = controller(&q, &script, Options::default());
@@ -276,7 +316,11 @@ async fn should_not_requeue_a_request_if_there_is_a_terminal_error() {
     assert_eq!(q.take(), ["get", "done"], "no add_rate_limited, no forget");
     assert_eq!(q.len(), 0);
     assert_eq!(q.q.waiting_len(), 0);
-    assert_eq!(q.num_requeues(&REQUEST), 2, "a terminal error keeps num_requeues");
+    assert_eq!(
+        q.num_requeues(&REQUEST),
+        2,
+        "a terminal error keeps num_requeues"
+    );
     assert!(q.processing().is_empty(), "done ran");
     advance(Duration::from_secs(2000)).await;
     assert_eq!(q.len(), 0, "never requeued");
@@ -317,7 +361,8 @@ async fn should_not_reset_backoff_until_theres_a_non_error_result() {
 
 // upstream: controller_test.go "should requeue a Request with rate limiting if the Result sets Requeue:true and continue processing items"
 #[tokio::test(start_paused = true)]
-async fn should_requeue_a_request_with_rate_limiting_if_the_result_sets_requeue_true() {
+async fn should_requeue_a_request_with_rate_limiting_if_the_result_sets_requeue_true()
+ {
     let (q, _) = Recorder::new();
     let script = Script::default();
     let c = controller(&q, &script, Options::default());
@@ -344,7 +389,8 @@ async fn should_requeue_a_request_with_rate_limiting_if_the_result_sets_requeue_
 
 // upstream: controller_test.go "should requeue a Request after a duration (but not rate-limited) if the Result sets RequeueAfter (regardless of Requeue)"
 #[tokio::test(start_paused = true)]
-async fn should_requeue_a_request_after_a_duration_if_the_result_sets_requeue_after_regardless_of_requeue() {
+async fn should_requeue_a_request_after_a_duration_if_the_result_sets_requeue_after_regardless_of_requeue()
+ {
     let (q, limiter) = Recorder::new();
     let script = Script::default();
     let c = controller(&q, &script, Options::default());
@@ -353,7 +399,11 @@ async fn should_requeue_a_request_after_a_duration_if_the_result_sets_requeue_af
     q.q.add(REQUEST);
 
     // Invoking Reconciler which will ask for requeue & requeueafter
-    script.ok(ReconcileResult { requeue: true, requeue_after: 100 * MS, ..Default::default() });
+    script.ok(ReconcileResult {
+        requeue: true,
+        requeue_after: 100 * MS,
+        ..Default::default()
+    });
     assert!(c.process_next_work_item().await);
     assert_eq!(q.take(), ["get", "forget", "add_after(100ms)", "done"]);
     assert_eq!(q.num_requeues(&REQUEST), 0, "requeue_after forgets");
@@ -375,7 +425,8 @@ async fn should_requeue_a_request_after_a_duration_if_the_result_sets_requeue_af
 
 // upstream: controller_test.go "should perform error behavior if error is not nil, regardless of RequeueAfter"
 #[tokio::test(start_paused = true)]
-async fn should_perform_error_behavior_if_error_is_not_nil_regardless_of_requeue_after() {
+async fn should_perform_error_behavior_if_error_is_not_nil_regardless_of_requeue_after()
+ {
     let (q, _limiter) = Recorder::new();
     let script = Script::default();
     let c = controller(&q, &script, Options::default());
@@ -404,24 +455,40 @@ async fn should_perform_error_behavior_if_error_is_not_nil_regardless_of_requeue
 /// Runs one reconcile of a request queued at priority 10 on a priority queue,
 /// with `result` from the reconciler, and returns the priority the requeued
 /// request is handed out with (after up to a second).
-async fn requeued_priority(result: anyhow::Result<ReconcileResult>) -> Option<i32> {
+async fn requeued_priority(
+    result: anyhow::Result<ReconcileResult>,
+) -> Option<i32> {
     let q = PriorityQueue::new();
     let script = Script::default();
     script.then(Step::Return(result));
     let c = Controller::new(q.clone(), script.reconciler());
-    q.add_with_opts(AddOpts { priority: Some(10), ..AddOpts::default() }, [REQUEST]);
+    q.add_with_opts(
+        AddOpts { priority: Some(10), ..AddOpts::default() },
+        [REQUEST],
+    );
     assert!(c.process_next_work_item().await);
-    tokio::time::timeout(Duration::from_secs(1), q.get_with_priority()).await.ok().flatten().map(|(_, p)| p)
+    tokio::time::timeout(Duration::from_secs(1), q.get_with_priority())
+        .await
+        .ok()
+        .flatten()
+        .map(|(_, p)| p)
 }
 
 // upstream: controller_test.go "should retain the priority when the reconciler
 // requests a requeue", "... with RequeueAfter", "... when there was an error"
 #[tokio::test(start_paused = true)]
 async fn should_retain_the_priority() {
-    let requeue = ReconcileResult { requeue: true, ..ReconcileResult::default() };
+    let requeue =
+        ReconcileResult { requeue: true, ..ReconcileResult::default() };
     assert_eq!(requeued_priority(Ok(requeue)).await, Some(10));
-    assert_eq!(requeued_priority(Ok(ReconcileResult::requeue_after(100 * MS))).await, Some(10));
-    assert_eq!(requeued_priority(Err(anyhow!("oups, I did it again"))).await, Some(10));
+    assert_eq!(
+        requeued_priority(Ok(ReconcileResult::requeue_after(100 * MS))).await,
+        Some(10)
+    );
+    assert_eq!(
+        requeued_priority(Err(anyhow!("oups, I did it again"))).await,
+        Some(10)
+    );
 }
 
 // upstream: controller_test.go "should use the priority from Result when the
@@ -429,20 +496,46 @@ async fn should_retain_the_priority() {
 // an error"
 #[tokio::test(start_paused = true)]
 async fn should_use_the_priority_from_result() {
-    let p99 = ReconcileResult { priority: Some(99), ..ReconcileResult::default() };
-    assert_eq!(requeued_priority(Ok(ReconcileResult { requeue: true, ..p99 })).await, Some(99));
-    assert_eq!(requeued_priority(Ok(ReconcileResult { requeue_after: 100 * MS, ..p99 })).await, Some(99));
-    assert_eq!(requeued_priority(Err(with_result(p99, anyhow!("oups, I did it again")))).await, Some(99));
+    let p99 =
+        ReconcileResult { priority: Some(99), ..ReconcileResult::default() };
+    assert_eq!(
+        requeued_priority(Ok(ReconcileResult { requeue: true, ..p99 })).await,
+        Some(99)
+    );
+    assert_eq!(
+        requeued_priority(Ok(ReconcileResult {
+            requeue_after: 100 * MS,
+            ..p99
+        }))
+        .await,
+        Some(99)
+    );
+    assert_eq!(
+        requeued_priority(Err(with_result(
+            p99,
+            anyhow!("oups, I did it again")
+        )))
+        .await,
+        Some(99)
+    );
 }
 
 // not upstream (derived from reconcileHandler): a terminal error returned with
 // a result is still terminal, and nothing is requeued at the result's priority
 #[tokio::test(start_paused = true)]
 async fn a_terminal_error_with_a_result_requeues_nothing() {
-    let p99 = ReconcileResult { priority: Some(99), requeue_after: 100 * MS, ..ReconcileResult::default() };
+    let p99 = ReconcileResult {
+        priority: Some(99),
+        requeue_after: 100 * MS,
+        ..ReconcileResult::default()
+    };
     let err = with_result(p99, terminal_error(anyhow!("bad spec")));
     assert!(is_terminal(&err));
-    assert_eq!(err.to_string(), "terminal error: bad spec", "with_result is transparent");
+    assert_eq!(
+        err.to_string(),
+        "terminal error: bad spec",
+        "with_result is transparent"
+    );
     assert_eq!(requeued_priority(Err(err)).await, None);
 }
 
@@ -455,13 +548,20 @@ async fn a_wrapper_around_the_priority_queue_keeps_priorities() {
     let pq = PriorityQueue::new();
     let calls = Arc::new(Mutex::new(Vec::new()));
     let sink = calls.clone();
-    let q = CallLog::new(pq.clone(), move |call| sink.lock().unwrap().push(call));
+    let q =
+        CallLog::new(pq.clone(), move |call| sink.lock().unwrap().push(call));
     let script = Script::default();
     script.err(anyhow!("conflict"));
     let c = Controller::new(q.clone(), script.reconciler());
-    q.add_with_opts(AddOpts { priority: Some(7), ..AddOpts::default() }, [REQUEST]);
+    q.add_with_opts(
+        AddOpts { priority: Some(7), ..AddOpts::default() },
+        [REQUEST],
+    );
     assert!(c.process_next_work_item().await);
-    assert_eq!(*calls.lock().unwrap(), [r#"add_rate_limited "foo/bar""#, r#"done "foo/bar""#]);
+    assert_eq!(
+        *calls.lock().unwrap(),
+        [r#"add_rate_limited "foo/bar""#, r#"done "foo/bar""#]
+    );
     advance(5 * MS).await;
     assert_eq!(q.get_with_priority().await, Some((REQUEST, 7)));
 }
@@ -472,8 +572,16 @@ async fn reconcile_handler_reports_each_arm() {
     let cases: Vec<(anyhow::Result<ReconcileResult>, Outcome, &[&str])> = vec![
         (Err(terminal_error(anyhow!("bad spec"))), Outcome::TerminalError, &[]),
         (Err(anyhow!("conflict")), Outcome::Error, &["add_rate_limited"]),
-        (Ok(ReconcileResult::requeue_after(2 * MS)), Outcome::RequeueAfter(2 * MS), &["forget", "add_after(2ms)"]),
-        (Ok(ReconcileResult { requeue: true, ..Default::default() }), Outcome::Requeue, &["add_rate_limited"]),
+        (
+            Ok(ReconcileResult::requeue_after(2 * MS)),
+            Outcome::RequeueAfter(2 * MS),
+            &["forget", "add_after(2ms)"],
+        ),
+        (
+            Ok(ReconcileResult { requeue: true, ..Default::default() }),
+            Outcome::Requeue,
+            &["add_rate_limited"],
+        ),
         (Ok(ReconcileResult::done()), Outcome::Success, &["forget"]),
     ];
     for (result, want, calls) in cases {
@@ -496,9 +604,14 @@ struct CatchUnwind<F>(std::pin::Pin<Box<F>>);
 
 impl<F: Future> Future for CatchUnwind<F> {
     type Output = Result<F::Output, Box<dyn std::any::Any + Send>>;
-    fn poll(mut self: std::pin::Pin<&mut Self>, cx: &mut std::task::Context<'_>) -> std::task::Poll<Self::Output> {
+    fn poll(
+        mut self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Self::Output> {
         let inner = self.0.as_mut();
-        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| inner.poll(cx))) {
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            inner.poll(cx)
+        })) {
             Ok(std::task::Poll::Ready(out)) => std::task::Poll::Ready(Ok(out)),
             Ok(std::task::Poll::Pending) => std::task::Poll::Pending,
             Err(payload) => std::task::Poll::Ready(Err(payload)),
@@ -513,7 +626,11 @@ async fn should_not_recover_panic_if_recover_panic_is_false() {
     let (q, _) = Recorder::new();
     let script = Script::default();
     script.then(Step::Panic("nil pointer dereference"));
-    let c = controller(&q, &script, Options { recover_panic: false, ..Default::default() });
+    let c = controller(
+        &q,
+        &script,
+        Options { recover_panic: false, ..Default::default() },
+    );
 
     q.q.add(REQUEST);
     let payload = CatchUnwind(Box::pin(c.process_next_work_item()))
@@ -521,9 +638,16 @@ async fn should_not_recover_panic_if_recover_panic_is_false() {
         .expect_err("the panic must propagate out of process_next_work_item");
     assert_eq!(panic_message(&*payload), "nil pointer dereference");
 
-    assert_eq!(q.take(), ["get", "done"], "done ran while unwinding; no switch arm ran");
+    assert_eq!(
+        q.take(),
+        ["get", "done"],
+        "done ran while unwinding; no switch arm ran"
+    );
     assert!(q.processing().is_empty(), "done ran");
-    assert_eq!((q.len(), q.q.waiting_len(), q.num_requeues(&REQUEST)), (0, 0, 0));
+    assert_eq!(
+        (q.len(), q.q.waiting_len(), q.num_requeues(&REQUEST)),
+        (0, 0, 0)
+    );
 }
 
 // upstream: controller_test.go "should recover panic if RecoverPanic is true by default"
@@ -535,7 +659,8 @@ async fn should_recover_panic_if_recover_panic_is_true_by_default() {
     assert!(Options::default().recover_panic, "RecoverPanic defaults to true");
 
     script.then(Step::Panic("nil pointer dereference"));
-    let err = c.reconcile(REQUEST).await.expect_err("a recovered panic is an error");
+    let err =
+        c.reconcile(REQUEST).await.expect_err("a recovered panic is an error");
     assert!(err.to_string().contains("[recovered]"), "{err}");
 
     // And through the loop: the error arm (rate-limited requeue), then done.
@@ -552,10 +677,15 @@ async fn should_recover_panic_if_recover_panic_is_true_by_default() {
 async fn should_recover_panic_if_recover_panic_is_true() {
     let (q, _) = Recorder::new();
     let script = Script::default();
-    let c = controller(&q, &script, Options { recover_panic: true, ..Default::default() });
+    let c = controller(
+        &q,
+        &script,
+        Options { recover_panic: true, ..Default::default() },
+    );
 
     script.then(Step::Panic("nil pointer dereference"));
-    let err = c.reconcile(REQUEST).await.expect_err("a recovered panic is an error");
+    let err =
+        c.reconcile(REQUEST).await.expect_err("a recovered panic is an error");
     assert!(err.to_string().contains("[recovered]"), "{err}");
     assert_eq!(err.to_string(), "panic: nil pointer dereference [recovered]");
 }
@@ -599,12 +729,15 @@ fn should_allow_unwrapping_inner_error_from_terminal_error() {
 // controller treats it so
 #[tokio::test(start_paused = true)]
 async fn is_terminal_through_anyhow_context() {
-    let err = Err::<(), _>(terminal_error(anyhow!("spec.replicas must be >= 0")))
-        .context("reconciling web-1")
-        .context("worker 3")
-        .unwrap_err();
+    let err =
+        Err::<(), _>(terminal_error(anyhow!("spec.replicas must be >= 0")))
+            .context("reconciling web-1")
+            .context("worker 3")
+            .unwrap_err();
     assert!(is_terminal(&err));
-    assert!(!is_terminal(&anyhow!("connection refused").context("reconciling web-1")));
+    assert!(!is_terminal(
+        &anyhow!("connection refused").context("reconciling web-1")
+    ));
 
     let (q, limiter) = Recorder::new();
     let script = Script::default();
@@ -639,8 +772,13 @@ impl StdError for ReconcileFailed {
 // TerminalError is terminal (errors.Is walks Unwrap; is_terminal walks source)
 #[tokio::test(start_paused = true)]
 async fn is_terminal_through_a_custom_error_source() {
-    let err = anyhow::Error::new(ReconcileFailed { source: TerminalError::new(anyhow!("immutable field")) });
-    assert!(err.downcast_ref::<TerminalError>().is_none(), "downcast alone does not see it");
+    let err = anyhow::Error::new(ReconcileFailed {
+        source: TerminalError::new(anyhow!("immutable field")),
+    });
+    assert!(
+        err.downcast_ref::<TerminalError>().is_none(),
+        "downcast alone does not see it"
+    );
     assert!(is_terminal(&err));
     // ... and one more level of context on top
     let err = Err::<(), _>(err).context("reconciling web-1").unwrap_err();
@@ -674,7 +812,11 @@ async fn reconciliation_timeout_turns_a_hang_into_a_retried_error() {
         ..Options::default()
     };
     let (queue, _limiter) = Recorder::new();
-    let c = Controller::with_options(queue.clone(), |_key: &'static str| std::future::pending(), options);
+    let c = Controller::with_options(
+        queue.clone(),
+        |_key: &'static str| std::future::pending(),
+        options,
+    );
     queue.q.add(REQUEST);
     let started = tokio::time::Instant::now();
     assert!(c.process_next_work_item().await);
@@ -683,7 +825,9 @@ async fn reconciliation_timeout_turns_a_hang_into_a_retried_error() {
     assert_eq!(queue.q.num_requeues(&REQUEST), 1);
     let timeouts = samples(&registry)
         .into_iter()
-        .find(|(s, _)| s.starts_with("controller_runtime_reconcile_timeouts_total"))
+        .find(|(s, _)| {
+            s.starts_with("controller_runtime_reconcile_timeouts_total")
+        })
         .map(|(_, v)| v);
     assert_eq!(timeouts, Some(1.0));
 }
@@ -693,12 +837,21 @@ async fn reconciliation_timeout_turns_a_hang_into_a_retried_error() {
 #[tokio::test(start_paused = true)]
 async fn start_returns_when_the_queue_is_shut_down_elsewhere() {
     let (queue, _limiter) = Recorder::new();
-    let c =
-        std::sync::Arc::new(Controller::new(queue.clone(), |_key: &'static str| async { Ok(ReconcileResult::done()) }));
+    let c = std::sync::Arc::new(Controller::new(
+        queue.clone(),
+        |_key: &'static str| async { Ok(ReconcileResult::done()) },
+    ));
     let (_events, source) = tokio::sync::mpsc::channel::<&'static str>(1);
     queue.q.shut_down();
-    let finished = tokio::time::timeout(Duration::from_secs(60), c.start(source, std::future::pending())).await;
-    assert!(finished.is_ok(), "start waited for a shutdown signal although every worker had ended");
+    let finished = tokio::time::timeout(
+        Duration::from_secs(60),
+        c.start(source, std::future::pending()),
+    )
+    .await;
+    assert!(
+        finished.is_ok(),
+        "start waited for a shutdown signal although every worker had ended"
+    );
 }
 
 // upstream: reconcile_test.go "should handle nil terminal errors properly"
@@ -738,9 +891,14 @@ async fn should_not_configure_a_timeout_if_reconciliation_timeout_is_zero() {
     assert_eq!(c.reconcile(REQUEST).await.unwrap(), ReconcileResult::done());
     let timeouts = samples(&registry)
         .into_iter()
-        .find(|(s, _)| s.starts_with("controller_runtime_reconcile_timeouts_total"))
+        .find(|(s, _)| {
+            s.starts_with("controller_runtime_reconcile_timeouts_total")
+        })
         .map(|(_, v)| v);
-    assert_eq!(timeouts, None, "no timeout counted (the series is created by start or by a first timeout)");
+    assert_eq!(
+        timeouts, None,
+        "no timeout counted (the series is created by start or by a first timeout)"
+    );
 }
 
 // not upstream: Options::error_log sees every error arm's error, after the
@@ -750,12 +908,17 @@ async fn error_log_sees_each_error_after_the_queue_calls() {
     let (q, _limiter) = Recorder::new();
     let log = q.log.clone();
     let options = Options {
-        error_log: Some(Arc::new(move |err| log.lock().unwrap().push(format!("log: {err}")))),
+        error_log: Some(Arc::new(move |err| {
+            log.lock().unwrap().push(format!("log: {err}"))
+        })),
         ..Options::default()
     };
     let script = Script::default();
     let c = controller(&q, &script, options);
-    script.err(anyhow!("connection refused")).err(terminal_error(anyhow!("bad spec"))).then(Step::Panic("boom"));
+    script
+        .err(anyhow!("connection refused"))
+        .err(terminal_error(anyhow!("bad spec")))
+        .then(Step::Panic("boom"));
     for key in ["a", "b", "c"] {
         q.q.add(key);
     }

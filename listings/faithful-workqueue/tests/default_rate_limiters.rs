@@ -11,7 +11,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use faithful_workqueue::default_rate_limiters::{
-    ItemExponentialFailureRateLimiter, ItemFastSlowRateLimiter, MaxOfRateLimiter, RateLimiter, WithMaxWaitRateLimiter,
+    ItemExponentialFailureRateLimiter, ItemFastSlowRateLimiter,
+    MaxOfRateLimiter, RateLimiter, WithMaxWaitRateLimiter,
 };
 
 const MS: Duration = Duration::from_millis(1);
@@ -121,7 +122,11 @@ struct StepRateLimiter {
 }
 
 impl StepRateLimiter {
-    fn new(base_delay: Duration, max_delay: Duration, threshold: usize) -> Self {
+    fn new(
+        base_delay: Duration,
+        max_delay: Duration,
+        threshold: usize,
+    ) -> Self {
         Self { count: AtomicUsize::new(0), threshold, base_delay, max_delay }
     }
 }
@@ -140,8 +145,10 @@ impl<T> RateLimiter<T> for StepRateLimiter {
 // upstream: default_rate_limiters_test.go TestWithMaxWaitRateLimiter
 #[test]
 fn test_with_max_wait_rate_limiter() {
-    let limiter: WithMaxWaitRateLimiter<usize> =
-        WithMaxWaitRateLimiter::new(Box::new(StepRateLimiter::new(5 * MS, 1000 * S, 100)), 500 * S);
+    let limiter: WithMaxWaitRateLimiter<usize> = WithMaxWaitRateLimiter::new(
+        Box::new(StepRateLimiter::new(5 * MS, 1000 * S, 100)),
+        500 * S,
+    );
     for i in 0..100 {
         assert_eq!(limiter.when(&i), 5 * MS, "call {i}");
     }

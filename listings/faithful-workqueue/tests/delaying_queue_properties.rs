@@ -144,7 +144,8 @@ impl Model {
                 return;
             }
         }
-        self.waiting.insert(key, Waiting { ready_at, set_order: self.next_set_order });
+        self.waiting
+            .insert(key, Waiting { ready_at, set_order: self.next_set_order });
         self.next_set_order += 1;
     }
 
@@ -218,11 +219,19 @@ impl Model {
 
 fn config() -> Config {
     // No `cases` here: `Config::default()` reads `PROPTEST_CASES` (256 without it).
-    Config { rng_seed: RngSeed::Fixed(0x00DE_1A7E), failure_persistence: None, ..Config::default() }
+    Config {
+        rng_seed: RngSeed::Fixed(0x00DE_1A7E),
+        failure_persistence: None,
+        ..Config::default()
+    }
 }
 
 fn paused_runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap()
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap()
 }
 
 fn ms(millis: Millis) -> Duration {
@@ -245,12 +254,42 @@ fn check_observables(
     step: usize,
     op: &Op,
 ) -> Result<(), TestCaseError> {
-    prop_assert_eq!(clock_start.elapsed(), ms(model.now), "clock after step {} ({:?})", step, op);
-    prop_assert_eq!(queue.queue().debug_state(), model.state(), "collections after step {} ({:?})", step, op);
-    prop_assert_eq!(queue.len(), model.fifo.len(), "len after step {} ({:?})", step, op);
-    prop_assert_eq!(queue.shutting_down(), model.shutting_down, "shutting_down after step {} ({:?})", step, op);
+    prop_assert_eq!(
+        clock_start.elapsed(),
+        ms(model.now),
+        "clock after step {} ({:?})",
+        step,
+        op
+    );
+    prop_assert_eq!(
+        queue.queue().debug_state(),
+        model.state(),
+        "collections after step {} ({:?})",
+        step,
+        op
+    );
+    prop_assert_eq!(
+        queue.len(),
+        model.fifo.len(),
+        "len after step {} ({:?})",
+        step,
+        op
+    );
+    prop_assert_eq!(
+        queue.shutting_down(),
+        model.shutting_down,
+        "shutting_down after step {} ({:?})",
+        step,
+        op
+    );
     if !model.shutting_down {
-        prop_assert_eq!(queue.waiting_len(), model.waiting.len(), "waiting_len after step {} ({:?})", step, op);
+        prop_assert_eq!(
+            queue.waiting_len(),
+            model.waiting.len(),
+            "waiting_len after step {} ({:?})",
+            step,
+            op
+        );
     }
     Ok(())
 }

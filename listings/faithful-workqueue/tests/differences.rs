@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use anyhow::anyhow;
 use faithful_workqueue::controller::{Controller, Options, Outcome};
-use faithful_workqueue::default_rate_limiters::{BucketRateLimiter, RateLimiter};
+use faithful_workqueue::default_rate_limiters::{
+    BucketRateLimiter, RateLimiter,
+};
 use faithful_workqueue::delaying_queue::DelayingQueue;
 use faithful_workqueue::metrics::InMemoryMetrics;
 use faithful_workqueue::priorityqueue::{AddOpts, PriorityQueue};
@@ -22,7 +24,8 @@ use tokio::time::advance;
 // due item is in the queue when the next call looks.
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn lazy_promotion_of_waiting_items_instead_of_goroutines() {
-    let tasks = || tokio::runtime::Handle::current().metrics().num_alive_tasks();
+    let tasks =
+        || tokio::runtime::Handle::current().metrics().num_alive_tasks();
     let dq = DelayingQueue::new();
     let pq = PriorityQueue::new();
     dq.add_after("a", Duration::from_secs(1));
@@ -67,7 +70,10 @@ async fn a_reconcile_timeout_drops_the_future_and_reports_an_error() {
             std::future::pending::<anyhow::Result<ReconcileResult>>().await
         }
     };
-    let options = Options { reconciliation_timeout: Some(Duration::from_secs(1)), ..Options::default() };
+    let options = Options {
+        reconciliation_timeout: Some(Duration::from_secs(1)),
+        ..Options::default()
+    };
     let c = Controller::with_options(PriorityQueue::new(), reconciler, options);
     let err = c.reconcile("web").await.unwrap_err();
     assert_eq!(err.to_string(), "reconciliation timed out after 1s");
@@ -80,7 +86,9 @@ async fn a_reconcile_timeout_drops_the_future_and_reports_an_error() {
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn a_zero_delay_is_upstreams_non_positive_one() {
     let metrics = Arc::new(InMemoryMetrics::default());
-    let dq = DelayingQueue::with_config(QueueConfig::named("dq").metrics_provider(metrics.clone()));
+    let dq = DelayingQueue::with_config(
+        QueueConfig::named("dq").metrics_provider(metrics.clone()),
+    );
     dq.add_after("a", Duration::ZERO);
     assert_eq!((dq.len(), dq.waiting_len()), (1, 0));
     assert_eq!(metrics.snapshot("dq").retries, 1);
@@ -89,7 +97,10 @@ async fn a_zero_delay_is_upstreams_non_positive_one() {
         faithful_workqueue::default_rate_limiters::priority_queue_default_rate_limiter(),
         QueueConfig::named("pq").metrics_provider(metrics.clone()),
     );
-    pq.add_with_opts(AddOpts { after: Duration::ZERO, ..AddOpts::default() }, ["a"]);
+    pq.add_with_opts(
+        AddOpts { after: Duration::ZERO, ..AddOpts::default() },
+        ["a"],
+    );
     assert_eq!(pq.len(), 1);
     assert_eq!(metrics.snapshot("pq").retries, 0);
 }
@@ -110,7 +121,10 @@ async fn every_draining_shutdown_ends() {
     tokio::task::yield_now().await;
     q.done(&a);
     for drain in drains {
-        tokio::time::timeout(Duration::from_secs(60), drain).await.expect("a drain never ended").unwrap();
+        tokio::time::timeout(Duration::from_secs(60), drain)
+            .await
+            .expect("a drain never ended")
+            .unwrap();
     }
 }
 
@@ -147,7 +161,10 @@ async fn ties_in_ready_time_are_first_come_first_added() {
 async fn the_token_bucket_runs_on_tokios_clock() {
     let bucket = BucketRateLimiter::new(10.0, 1);
     assert_eq!(RateLimiter::<&str>::when(&bucket, &"a"), Duration::ZERO);
-    assert_eq!(RateLimiter::<&str>::when(&bucket, &"a"), Duration::from_millis(100));
+    assert_eq!(
+        RateLimiter::<&str>::when(&bucket, &"a"),
+        Duration::from_millis(100)
+    );
     advance(Duration::from_millis(200)).await; // one token's refill, plus the one owed
     assert_eq!(RateLimiter::<&str>::when(&bucket, &"a"), Duration::ZERO);
 }
@@ -158,15 +175,28 @@ async fn the_token_bucket_runs_on_tokios_clock() {
 #[test]
 fn unfinished_work_is_refreshed_only_by_a_queue_built_in_a_runtime() {
     let metrics = Arc::new(InMemoryMetrics::default());
-    let q = Queue::with_config(QueueConfig::named("q").metrics_provider(metrics.clone()));
-    let runtime = tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap();
+    let q = Queue::with_config(
+        QueueConfig::named("q").metrics_provider(metrics.clone()),
+    );
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap();
     runtime.block_on(async {
         q.add("a");
         let _a = q.get().await.unwrap();
         tokio::time::sleep(Duration::from_secs(2)).await;
-        assert_eq!(metrics.snapshot("q").longest_running_processor_seconds, 0.0, "no ticker ran");
+        assert_eq!(
+            metrics.snapshot("q").longest_running_processor_seconds,
+            0.0,
+            "no ticker ran"
+        );
         q.update_unfinished_work();
-        assert_eq!(metrics.snapshot("q").longest_running_processor_seconds, 2.0);
+        assert_eq!(
+            metrics.snapshot("q").longest_running_processor_seconds,
+            2.0
+        );
     });
 }
 
@@ -176,7 +206,11 @@ fn unfinished_work_is_refreshed_only_by_a_queue_built_in_a_runtime() {
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn a_result_travels_with_an_error_through_with_result() {
     let reconciler = |_: &'static str| async {
-        let result = ReconcileResult { requeue_after: Duration::from_secs(60), priority: Some(3), requeue: false };
+        let result = ReconcileResult {
+            requeue_after: Duration::from_secs(60),
+            priority: Some(3),
+            requeue: false,
+        };
         Err(with_result(result, anyhow!("conflict")))
     };
     let q = PriorityQueue::new();
@@ -194,10 +228,17 @@ async fn a_result_travels_with_an_error_through_with_result() {
 async fn errors_are_reported_through_error_log_without_the_key() {
     let seen = Arc::new(Mutex::new(Vec::new()));
     let s = seen.clone();
-    let options =
-        Options { error_log: Some(Arc::new(move |err| s.lock().unwrap().push(err.to_string()))), ..Options::default() };
+    let options = Options {
+        error_log: Some(Arc::new(move |err| {
+            s.lock().unwrap().push(err.to_string())
+        })),
+        ..Options::default()
+    };
     let reconciler = |_: &'static str| async {
-        Err(with_result(ReconcileResult::requeue_after(Duration::from_secs(1)), anyhow!("conflict")))
+        Err(with_result(
+            ReconcileResult::requeue_after(Duration::from_secs(1)),
+            anyhow!("conflict"),
+        ))
     };
     let c = Controller::with_options(PriorityQueue::new(), reconciler, options);
     c.reconcile_handler("a", 0).await;

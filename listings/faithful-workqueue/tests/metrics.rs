@@ -21,8 +21,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use faithful_workqueue::metrics::{
-    CounterMetric, DEFAULT_UNFINISHED_WORK_UPDATE_PERIOD, GaugeMetric, HistogramMetric, InMemoryMetrics,
-    MetricsProvider, SettableGaugeMetric,
+    CounterMetric, DEFAULT_UNFINISHED_WORK_UPDATE_PERIOD, GaugeMetric,
+    HistogramMetric, InMemoryMetrics, MetricsProvider, SettableGaugeMetric,
 };
 use faithful_workqueue::queue::{Queue, QueueConfig};
 use tokio::time::advance;
@@ -68,10 +68,16 @@ impl MetricsProvider for UpdateCounter {
     fn new_work_duration_metric(&self, _: &str) -> Arc<dyn HistogramMetric> {
         Arc::new(Noop)
     }
-    fn new_unfinished_work_seconds_metric(&self, _: &str) -> Arc<dyn SettableGaugeMetric> {
+    fn new_unfinished_work_seconds_metric(
+        &self,
+        _: &str,
+    ) -> Arc<dyn SettableGaugeMetric> {
         Arc::new(CountSets(self.updates.clone()))
     }
-    fn new_longest_running_processor_seconds_metric(&self, _: &str) -> Arc<dyn SettableGaugeMetric> {
+    fn new_longest_running_processor_seconds_metric(
+        &self,
+        _: &str,
+    ) -> Arc<dyn SettableGaugeMetric> {
         Arc::new(Noop)
     }
     fn new_retries_metric(&self, _: &str) -> Arc<dyn CounterMetric> {
@@ -90,7 +96,9 @@ async fn settle() {
 async fn test_metric_shutdown() {
     let provider = Arc::new(UpdateCounter::default());
     let updates = provider.updates.clone();
-    let q: Queue<&str> = Queue::with_config(QueueConfig::named("test").metrics_provider(provider));
+    let q: Queue<&str> = Queue::with_config(
+        QueueConfig::named("test").metrics_provider(provider),
+    );
     // Wait for the task to create its ticker (upstream: `for !c.HasWaiters()`).
     settle().await;
 
@@ -108,14 +116,20 @@ async fn test_metric_shutdown() {
 
     advance(Duration::from_secs(3600)).await;
     settle().await;
-    assert_eq!(updates.load(Ordering::SeqCst), before, "Unexpected update after shutdown was called.");
+    assert_eq!(
+        updates.load(Ordering::SeqCst),
+        before,
+        "Unexpected update after shutdown was called."
+    );
 }
 
 // upstream: metrics_test.go TestMetrics
 #[tokio::test(start_paused = true)]
 async fn test_metrics() {
     let mp = Arc::new(InMemoryMetrics::default());
-    let q = Queue::with_config(QueueConfig::named("test").metrics_provider(mp.clone()));
+    let q = Queue::with_config(
+        QueueConfig::named("test").metrics_provider(mp.clone()),
+    );
     let snap = || mp.snapshot("test");
     settle().await;
 

@@ -37,13 +37,24 @@ const DEFAULT_ITERATIONS: usize = 3_000;
 const SEED: u64 = 0x5EED_F0E7;
 
 fn iterations() -> usize {
-    std::env::var("MODEL_CHECK_ITERATIONS").ok().and_then(|v| v.parse().ok()).unwrap_or(DEFAULT_ITERATIONS)
+    std::env::var("MODEL_CHECK_ITERATIONS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(DEFAULT_ITERATIONS)
 }
 
 /// Runs `scenario` under a random and a PCT scheduler.
 fn check(scenario: fn()) {
-    Runner::new(RandomScheduler::new_from_seed(SEED, iterations()), Config::new()).run(scenario);
-    Runner::new(PctScheduler::new_from_seed(SEED, 3, iterations()), Config::new()).run(scenario);
+    Runner::new(
+        RandomScheduler::new_from_seed(SEED, iterations()),
+        Config::new(),
+    )
+    .run(scenario);
+    Runner::new(
+        PctScheduler::new_from_seed(SEED, 3, iterations()),
+        Config::new(),
+    )
+    .run(scenario);
 }
 
 /// Which keys a worker holds, and how many times each was handed out.
@@ -54,14 +65,20 @@ struct Ledger {
 
 impl Ledger {
     fn new() -> Arc<Self> {
-        Arc::new(Ledger { held: Default::default(), hand_outs: Default::default() })
+        Arc::new(Ledger {
+            held: Default::default(),
+            hand_outs: Default::default(),
+        })
     }
 
     /// A worker: takes keys until the queue is shut down and empty, and
     /// fails if a key it gets is held by another worker.
     async fn work(self: Arc<Self>, queue: Queue<usize>) {
         while let Some(key) = queue.get().await {
-            assert!(!self.held[key].swap(true, SeqCst), "key {key} handed to two workers at once");
+            assert!(
+                !self.held[key].swap(true, SeqCst),
+                "key {key} handed to two workers at once"
+            );
             self.hand_outs[key].fetch_add(1, SeqCst);
             shuttle::future::yield_now().await; // processing: anything may happen meanwhile
             self.held[key].store(false, SeqCst);
@@ -82,7 +99,10 @@ fn adds_racing_workers_are_never_lost_nor_shared() {
         block_on(async {
             let queue = Queue::new();
             let ledger = Ledger::new();
-            let workers = [spawn(ledger.clone().work(queue.clone())), spawn(ledger.clone().work(queue.clone()))];
+            let workers = [
+                spawn(ledger.clone().work(queue.clone())),
+                spawn(ledger.clone().work(queue.clone())),
+            ];
             let producer = spawn({
                 let queue = queue.clone();
                 async move {
@@ -97,7 +117,10 @@ fn adds_racing_workers_are_never_lost_nor_shared() {
                 worker.await.unwrap();
             }
             for key in 0..2 {
-                assert!(ledger.hand_outs[key].load(SeqCst) >= 1, "key {key} was added and never handed out");
+                assert!(
+                    ledger.hand_outs[key].load(SeqCst) >= 1,
+                    "key {key} was added and never handed out"
+                );
             }
             // Key 0 was added twice: at most twice handed out; key 1 once.
             assert!(ledger.hand_outs[0].load(SeqCst) <= 2);
@@ -269,7 +292,10 @@ fn a_draining_shutdown_waits_for_the_held_item_and_ends() {
                 let (queue, finished) = (queue.clone(), finished.clone());
                 async move {
                     queue.shut_down_with_drain().await;
-                    assert!(finished.load(SeqCst), "the drain returned while the held item was not done");
+                    assert!(
+                        finished.load(SeqCst),
+                        "the drain returned while the held item was not done"
+                    );
                 }
             });
             for task in [worker, producer, drain] {

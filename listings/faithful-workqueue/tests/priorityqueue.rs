@@ -62,7 +62,9 @@ use std::future::Future;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use faithful_workqueue::default_rate_limiters::{ItemExponentialFailureRateLimiter, RateLimiter};
+use faithful_workqueue::default_rate_limiters::{
+    ItemExponentialFailureRateLimiter, RateLimiter,
+};
 use faithful_workqueue::priorityqueue::{AddOpts, PriorityQueue};
 use faithful_workqueue::queue::Item;
 use tokio::task::JoinHandle;
@@ -98,7 +100,9 @@ async fn settle() {
 /// timeout catches a `get` that blocks for good.
 async fn get_now<T: Item + Sync>(q: &PriorityQueue<T>) -> Option<(T, i32)> {
     let start = Instant::now();
-    let got = wait_forever_test_timeout("GetWithPriority", q.get_with_priority()).await;
+    let got =
+        wait_forever_test_timeout("GetWithPriority", q.get_with_priority())
+            .await;
     assert_eq!(
         start.elapsed(),
         Duration::ZERO,
@@ -329,7 +333,8 @@ async fn doesnt_include_non_ready_items_in_len() {
 // upstream: priorityqueue_test.go "Get from priority queue might get stuck when the priority queue is shut down"
 // ref: https://github.com/kubernetes-sigs/controller-runtime/issues/3239
 #[tokio::test(start_paused = true)]
-async fn get_from_priority_queue_might_get_stuck_when_the_priority_queue_is_shut_down() {
+async fn get_from_priority_queue_might_get_stuck_when_the_priority_queue_is_shut_down()
+ {
     let q = PriorityQueue::new();
 
     q.add("baz");
@@ -366,7 +371,8 @@ async fn returns_many_items() {
                 let q = q.clone();
                 tokio::spawn(async move {
                     for _ in 0..10 {
-                        let (obj, _) = q.get_with_priority().await.expect("not shut down");
+                        let (obj, _) =
+                            q.get_with_priority().await.expect("not shut down");
                         q.done(&obj);
                     }
                 })
@@ -381,7 +387,8 @@ async fn returns_many_items() {
 
 // upstream: priorityqueue_test.go "updates metrics correctly for an item that gets initially added with after and then without"
 #[tokio::test(start_paused = true)]
-async fn updates_metrics_correctly_for_an_item_that_gets_initially_added_with_after_and_then_without() {
+async fn updates_metrics_correctly_for_an_item_that_gets_initially_added_with_after_and_then_without()
+ {
     let q = PriorityQueue::new();
 
     q.add_with_opts(after(HOUR), ["foo"]);
@@ -402,10 +409,14 @@ async fn updates_metrics_correctly_for_an_item_that_gets_initially_added_with_af
 
 // upstream: priorityqueue_test.go "updates metrics correctly when an item with after is re-added with higher priority and no after"
 #[tokio::test(start_paused = true)]
-async fn updates_metrics_correctly_when_an_item_with_after_is_re_added_with_higher_priority_and_no_after() {
+async fn updates_metrics_correctly_when_an_item_with_after_is_re_added_with_higher_priority_and_no_after()
+ {
     let q = PriorityQueue::new();
 
-    q.add_with_opts(AddOpts { after: HOUR, priority: Some(0), ..AddOpts::default() }, ["foo"]);
+    q.add_with_opts(
+        AddOpts { after: HOUR, priority: Some(0), ..AddOpts::default() },
+        ["foo"],
+    );
     assert_eq!(q.len(), 0);
     // metrics (skipped): depth {}
 
@@ -424,7 +435,8 @@ async fn updates_metrics_correctly_when_an_item_with_after_is_re_added_with_high
 
 // upstream: priorityqueue_test.go "follows FIFO order in the new priority queue when item priority changes"
 #[tokio::test(start_paused = true)]
-async fn follows_fifo_order_in_the_new_priority_queue_when_item_priority_changes() {
+async fn follows_fifo_order_in_the_new_priority_queue_when_item_priority_changes()
+ {
     let q = PriorityQueue::new();
 
     q.add_with_opts(prio(0), ["foo"]);
@@ -481,7 +493,8 @@ async fn test_fuzz_priority_queue() {
     let f = Arc::new(Mutex::new(Rng::new(0x5eed_0002))); // upstream: fuzzLock + fuzz.NewWithSeed
     // Held across `get_with_priority().await`, as upstream holds inQueueLock
     // across GetWithPriority, so it is an async mutex.
-    let in_queue: Arc<tokio::sync::Mutex<HashMap<String, i32>>> = Arc::default();
+    let in_queue: Arc<tokio::sync::Mutex<HashMap<String, i32>>> =
+        Arc::default();
     let handed_out: Arc<Mutex<HashSet<String>>> = Arc::default();
     let handed_out_count = Arc::new(Mutex::new(0usize));
 
@@ -511,8 +524,12 @@ async fn test_fuzz_priority_queue() {
     }
 
     for _ in 0..100 {
-        let (q, in_queue, handed_out, handed_out_count) =
-            (q.clone(), in_queue.clone(), handed_out.clone(), handed_out_count.clone());
+        let (q, in_queue, handed_out, handed_out_count) = (
+            q.clone(),
+            in_queue.clone(),
+            handed_out.clone(),
+            handed_out_count.clone(),
+        );
         tasks.push(tokio::spawn(async move {
             loop {
                 let item = {
@@ -551,13 +568,17 @@ async fn test_fuzz_priority_queue() {
         wait_forever_test_timeout("fuzz task", t).await.unwrap();
     }
     // Not upstream: make sure the fixed seed really exercised the consumers.
-    assert!(*handed_out_count.lock().unwrap() > 0, "no item was ever handed out");
+    assert!(
+        *handed_out_count.lock().unwrap() > 0,
+        "no item was ever handed out"
+    );
 }
 
 // upstream: priorityqueue_test.go TestHighPriorityItemsAreReturnedBeforeLowPriorityItemMultipleTimes
 // (subcases after=0s and after=1s; after=-1s cannot be written, see the header)
 #[tokio::test(start_paused = true)]
-async fn test_high_priority_items_are_returned_before_low_priority_item_multiple_times() {
+async fn test_high_priority_items_are_returned_before_low_priority_item_multiple_times()
+ {
     for after in [Duration::ZERO, SECOND] {
         let q: PriorityQueue<String> = PriorityQueue::new();
 
@@ -567,12 +588,22 @@ async fn test_high_priority_items_are_returned_before_low_priority_item_multiple
         let middle_priority = 0;
         let upper_middle_priority = 5;
         let high_priority = 10;
-        let opts = |priority| AddOpts { priority: Some(priority), after, ..AddOpts::default() };
+        let opts = |priority| AddOpts {
+            priority: Some(priority),
+            after,
+            ..AddOpts::default()
+        };
         for i in 0..ITEMS_PER_PRIORITY {
             q.add_with_opts(opts(high_priority), [format!("high-{i}")]);
-            q.add_with_opts(opts(upper_middle_priority), [format!("upperMiddle-{i}")]);
+            q.add_with_opts(
+                opts(upper_middle_priority),
+                [format!("upperMiddle-{i}")],
+            );
             q.add_with_opts(opts(middle_priority), [format!("middle-{i}")]);
-            q.add_with_opts(opts(low_middle_priority), [format!("lowMiddle-{i}")]);
+            q.add_with_opts(
+                opts(low_middle_priority),
+                [format!("lowMiddle-{i}")],
+            );
             q.add_with_opts(opts(low_priority), [format!("low-{i}")]);
         }
         settle().await;
@@ -629,13 +660,28 @@ async fn test_item_is_only_returned_after_after_has_passed() {
 
 // upstream: priorityqueue_test.go TestHighPriorityItemThatBecameReadyIsReturnedBeforeLowPriorityItem
 #[tokio::test(start_paused = true)]
-async fn test_high_priority_item_that_became_ready_is_returned_before_low_priority_item() {
+async fn test_high_priority_item_that_became_ready_is_returned_before_low_priority_item()
+ {
     let q = PriorityQueue::new();
 
     let low_priority = -100;
     let high_priority = 0;
-    q.add_with_opts(AddOpts { after: Duration::ZERO, priority: Some(low_priority), ..AddOpts::default() }, ["foo"]);
-    q.add_with_opts(AddOpts { after: SECOND, priority: Some(high_priority), ..AddOpts::default() }, ["prio"]);
+    q.add_with_opts(
+        AddOpts {
+            after: Duration::ZERO,
+            priority: Some(low_priority),
+            ..AddOpts::default()
+        },
+        ["foo"],
+    );
+    q.add_with_opts(
+        AddOpts {
+            after: SECOND,
+            priority: Some(high_priority),
+            ..AddOpts::default()
+        },
+        ["prio"],
+    );
     settle().await;
 
     // upstream's tick fake asserts a tick of `d == 1s` got armed: "prio" is
@@ -807,7 +853,8 @@ async fn test_items_are_inluded_in_len_and_metrics_once_they_are_ready() {
 
 // upstream: priorityqueue_test.go TestMetricsAreUpdatedForItemWhoseRequeueAfterExpiredThatGetsAddedAgainWithoutRequeueAfter
 #[tokio::test(start_paused = true)]
-async fn test_metrics_are_updated_for_item_whose_requeue_after_expired_that_gets_added_again_without_requeue_after() {
+async fn test_metrics_are_updated_for_item_whose_requeue_after_expired_that_gets_added_again_without_requeue_after()
+ {
     let q = PriorityQueue::new();
 
     q.add_with_opts(after(50 * MS), ["foo"]);
@@ -831,9 +878,13 @@ async fn test_metrics_are_updated_for_item_whose_requeue_after_expired_that_gets
 
 // upstream: priorityqueue_test.go TestWhenAddingMultipleItemsWithRatelimitTrueTheyDontAffectEachOther
 #[tokio::test(start_paused = true)]
-async fn test_when_adding_multiple_items_with_ratelimit_true_they_dont_affect_each_other() {
+async fn test_when_adding_multiple_items_with_ratelimit_true_they_dont_affect_each_other()
+ {
     let rate_limiter: Arc<ItemExponentialFailureRateLimiter<&'static str>> =
-        Arc::new(ItemExponentialFailureRateLimiter::new(5 * MS, Duration::from_secs(1000)));
+        Arc::new(ItemExponentialFailureRateLimiter::new(
+            5 * MS,
+            Duration::from_secs(1000),
+        ));
     let q = PriorityQueue::with_rate_limiter(rate_limiter.clone());
 
     let retrieved: Arc<Mutex<Vec<&'static str>>> = Arc::default();
@@ -852,21 +903,31 @@ async fn test_when_adding_multiple_items_with_ratelimit_true_they_dont_affect_ea
     for _ in 0..7 {
         rate_limiter.when(&"bar");
     }
-    q.add_with_opts(AddOpts { rate_limited: true, ..AddOpts::default() }, ["foo", "bar"]);
+    q.add_with_opts(
+        AddOpts { rate_limited: true, ..AddOpts::default() },
+        ["foo", "bar"],
+    );
     settle().await; // Block until the adds are processed
     assert!(retrieved.lock().unwrap().is_empty());
 
     // upstream's tick fake asserts `d` is 5ms or 635ms: check both boundaries.
     advance(5 * MS - NS).await;
     settle().await;
-    assert!(retrieved.lock().unwrap().is_empty(), "\"foo\" handed out before 5ms");
+    assert!(
+        retrieved.lock().unwrap().is_empty(),
+        "\"foo\" handed out before 5ms"
+    );
     advance(NS).await; // upstream: forwardQueueTimeBy(5 * time.Millisecond)
     settle().await;
     assert_eq!(*retrieved.lock().unwrap(), ["foo"]);
 
     advance(635 * MS - NS).await;
     settle().await;
-    assert_eq!(*retrieved.lock().unwrap(), ["foo"], "\"bar\" handed out before 640ms");
+    assert_eq!(
+        *retrieved.lock().unwrap(),
+        ["foo"],
+        "\"bar\" handed out before 640ms"
+    );
     advance(NS).await; // upstream: forwardQueueTimeBy(635 * time.Millisecond)
     settle().await;
     assert_eq!(*retrieved.lock().unwrap(), ["foo", "bar"]);
@@ -882,7 +943,8 @@ async fn test_when_adding_multiple_items_with_ratelimit_true_they_dont_affect_ea
 // racing with ShutDown deadlocked the queue. The port has no such channel, but
 // the scenario holds: after ShutDown, every worker must return.
 #[tokio::test(start_paused = true)]
-async fn test_priority_queue_does_not_deadlock_on_shutdown_while_handing_out_items() {
+async fn test_priority_queue_does_not_deadlock_on_shutdown_while_handing_out_items()
+ {
     let rng = Arc::new(Mutex::new(Rng::new(0x5eed_0003)));
 
     for round in 0..50 {
@@ -914,8 +976,13 @@ async fn test_priority_queue_does_not_deadlock_on_shutdown_while_handing_out_ite
                 w.await.unwrap();
             }
         };
-        if tokio::time::timeout(Duration::from_secs(10), returned).await.is_err() {
-            panic!("workers did not return within 10s after ShutDown in round {round}: queue deadlocked");
+        if tokio::time::timeout(Duration::from_secs(10), returned)
+            .await
+            .is_err()
+        {
+            panic!(
+                "workers did not return within 10s after ShutDown in round {round}: queue deadlocked"
+            );
         }
     }
 }

@@ -27,7 +27,10 @@ use faithful_workqueue::queue::Queue;
 /// Go's `wait.ForeverTestTimeout`.
 const FOREVER_TEST_TIMEOUT: Duration = Duration::from_secs(30);
 
-async fn wait_forever_test_timeout<F: std::future::Future>(what: &str, fut: F) -> F::Output {
+async fn wait_forever_test_timeout<F: std::future::Future>(
+    what: &str,
+    fut: F,
+) -> F::Output {
     tokio::time::timeout(FOREVER_TEST_TIMEOUT, fut)
         .await
         .unwrap_or_else(|_| panic!("{what} did not finish within {FOREVER_TEST_TIMEOUT:?} (upstream would hang)"))
@@ -81,7 +84,11 @@ async fn test_basic() {
                 tokio::spawn(async move {
                     loop {
                         let item = q.get().await;
-                        assert_ne!(item, Some(Any::Str("added after shutdown!")), "Got an item added after shutdown.");
+                        assert_ne!(
+                            item,
+                            Some(Any::Str("added after shutdown!")),
+                            "Got an item added after shutdown."
+                        );
                         let Some(item) = item else { return };
                         tokio::time::sleep(Duration::from_millis(3)).await;
                         q.done(&item);
@@ -125,7 +132,8 @@ async fn test_add_while_processing() {
                 tokio::spawn(async move {
                     // Every worker will re-add every item up to two times.
                     // This tests the dirty-while-processing case.
-                    let mut counters = std::collections::HashMap::<Any, usize>::new();
+                    let mut counters =
+                        std::collections::HashMap::<Any, usize>::new();
                     while let Some(item) = q.get().await {
                         let n = counters.entry(item.clone()).or_default();
                         *n += 1;
@@ -234,7 +242,10 @@ async fn test_collapse_while_processing() {
     // give the worker some head start to avoid races
     tokio::time::sleep(Duration::from_millis(100)).await;
     // Finish the first one to unblock the other worker
-    assert!(!worker.is_finished(), "worker should be blocked until we are done");
+    assert!(
+        !worker.is_finished(),
+        "worker should be blocked until we are done"
+    );
     q.done(&"foo");
 
     // wait for the worker to consume the new object
@@ -262,11 +273,17 @@ async fn test_queue_drainage_using_shut_down_with_drain() {
     // This is done as to simulate a sequence of events where ShutDownWithDrain
     // is called before we start marking all items as done - thus simulating a
     // drain where we wait for all items to finish processing.
-    wait_forever_test_timeout("get until shutdown", async { while q.get().await.is_some() {} }).await;
+    wait_forever_test_timeout("get until shutdown", async {
+        while q.get().await.is_some() {}
+    })
+    .await;
 
     // ShutDownWithDrain must still be waiting: two items are processing.
     tokio::task::yield_now().await;
-    assert!(!finished.is_finished(), "ShutDownWithDrain returned with items still processing");
+    assert!(
+        !finished.is_finished(),
+        "ShutDownWithDrain returned with items still processing"
+    );
 
     // Mark the first two items as done, as to finish up
     q.done(&first_item);
@@ -315,7 +332,10 @@ async fn test_force_queue_shutdown_using_shut_down() {
 
     // This is done as to simulate a sequence of events where ShutDownWithDrain
     // is called before ShutDown
-    wait_forever_test_timeout("get until shutdown", async { while q.get().await.is_some() {} }).await;
+    wait_forever_test_timeout("get until shutdown", async {
+        while q.get().await.is_some() {}
+    })
+    .await;
 
     // Use ShutDown to force the queue to shut down (simulating a caller
     // which can invoke this function on a second SIGTERM/SIGINT)
@@ -341,7 +361,10 @@ async fn test_queue_drainage_using_shut_down_with_drain_with_dirty_item() {
     });
 
     // Ensure that ShutDownWithDrain has started and is blocked.
-    wait_forever_test_timeout("get until shutdown", async { while q.get().await.is_some() {} }).await;
+    wait_forever_test_timeout("get until shutdown", async {
+        while q.get().await.is_some() {}
+    })
+    .await;
 
     // Finish "working".
     q.done(&gotten);
@@ -371,7 +394,10 @@ async fn test_garbage_collection() {
     let o = leak_queue.get().await.unwrap();
     leak_queue.done(&o);
     drop(o);
-    assert!(must_be_freed.upgrade().is_none(), "object was not freed: the queue kept a clone");
+    assert!(
+        must_be_freed.upgrade().is_none(),
+        "object was not freed: the queue kept a clone"
+    );
     // Make sure leak_queue doesn't go out of scope too early
     drop(leak_queue);
 }

@@ -167,11 +167,19 @@ impl Model {
 
 fn config() -> Config {
     // No `cases` here: `Config::default()` reads `PROPTEST_CASES` (256 without it).
-    Config { rng_seed: RngSeed::Fixed(0x0051_7E0E), failure_persistence: None, ..Config::default() }
+    Config {
+        rng_seed: RngSeed::Fixed(0x0051_7E0E),
+        failure_persistence: None,
+        ..Config::default()
+    }
 }
 
 fn paused_runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap()
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap()
 }
 
 /// Lets every woken task (a drain whose wait is over) run to completion
@@ -205,12 +213,42 @@ fn check_observables(
     step: usize,
     op: &Op,
 ) -> Result<(), TestCaseError> {
-    prop_assert_eq!(queue.debug_state(), model.state(), "collections after step {} ({:?})", step, op);
-    prop_assert_eq!(queue.len(), model.fifo.len(), "len after step {} ({:?})", step, op);
-    prop_assert_eq!(queue.is_empty(), model.fifo.is_empty(), "is_empty after step {} ({:?})", step, op);
-    prop_assert_eq!(queue.shutting_down(), model.shutting_down, "shutting_down after step {} ({:?})", step, op);
+    prop_assert_eq!(
+        queue.debug_state(),
+        model.state(),
+        "collections after step {} ({:?})",
+        step,
+        op
+    );
+    prop_assert_eq!(
+        queue.len(),
+        model.fifo.len(),
+        "len after step {} ({:?})",
+        step,
+        op
+    );
+    prop_assert_eq!(
+        queue.is_empty(),
+        model.fifo.is_empty(),
+        "is_empty after step {} ({:?})",
+        step,
+        op
+    );
+    prop_assert_eq!(
+        queue.shutting_down(),
+        model.shutting_down,
+        "shutting_down after step {} ({:?})",
+        step,
+        op
+    );
     let pending = drains.iter().filter(|drain| !drain.is_finished()).count();
-    prop_assert_eq!(pending, model.pending_drains, "drains still waiting after step {} ({:?})", step, op);
+    prop_assert_eq!(
+        pending,
+        model.pending_drains,
+        "drains still waiting after step {} ({:?})",
+        step,
+        op
+    );
     Ok(())
 }
 
@@ -241,7 +279,8 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
                 }
                 Op::DropLease(choice) => {
                     if !leases.is_empty() {
-                        let lease = leases.swap_remove(usize::from(choice) % leases.len());
+                        let lease = leases
+                            .swap_remove(usize::from(choice) % leases.len());
                         let key = *lease.item();
                         drop(lease);
                         model.done(key);
@@ -257,7 +296,9 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
                 }
                 Op::ShutDownWithDrain => {
                     let draining = queue.clone();
-                    drains.push(tokio::spawn(async move { draining.shut_down_with_drain().await }));
+                    drains.push(tokio::spawn(async move {
+                        draining.shut_down_with_drain().await
+                    }));
                     model.shut_down_with_drain();
                 }
             }

@@ -60,9 +60,10 @@ use std::collections::BTreeMap;
 use std::time::Duration;
 
 use faithful_workqueue::default_rate_limiters::{
-    BucketRateLimiter, ItemExponentialFailureRateLimiter, ItemFastSlowRateLimiter, MaxOfRateLimiter, RateLimiter,
-    WithMaxWaitRateLimiter, default_typed_controller_rate_limiter, default_typed_item_based_rate_limiter,
-    priority_queue_default_rate_limiter,
+    BucketRateLimiter, ItemExponentialFailureRateLimiter,
+    ItemFastSlowRateLimiter, MaxOfRateLimiter, RateLimiter,
+    WithMaxWaitRateLimiter, default_typed_controller_rate_limiter,
+    default_typed_item_based_rate_limiter, priority_queue_default_rate_limiter,
 };
 use faithful_workqueue::delaying_queue::DelayingQueue;
 use faithful_workqueue::rate_limiting_queue::RateLimitingQueue;
@@ -80,11 +81,19 @@ const GO_MAX_DURATION: Duration = Duration::from_nanos(GO_MAX_NANOS);
 
 fn config() -> Config {
     // No `cases` here: `Config::default()` reads `PROPTEST_CASES` (256 without it).
-    Config { rng_seed: RngSeed::Fixed(0x0B0F_F0FF), failure_persistence: None, ..Config::default() }
+    Config {
+        rng_seed: RngSeed::Fixed(0x0B0F_F0FF),
+        failure_persistence: None,
+        ..Config::default()
+    }
 }
 
 fn paused_runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_current_thread().enable_time().start_paused(true).build().unwrap()
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap()
 }
 
 #[derive(Clone, Debug)]
@@ -94,7 +103,12 @@ enum Op {
     Advance(Millis),
 }
 
-fn ops(keys: Key, max_advance: Millis, when_weight: u32, max_len: usize) -> impl Strategy<Value = Vec<Op>> {
+fn ops(
+    keys: Key,
+    max_advance: Millis,
+    when_weight: u32,
+    max_len: usize,
+) -> impl Strategy<Value = Vec<Op>> {
     let op = prop_oneof![
         when_weight => (0..keys).prop_map(Op::When),
         1 => (0..keys).prop_map(Op::Forget),
@@ -137,7 +151,11 @@ struct ExponentialModel {
     failures: Failures,
 }
 
-fn exponential_delay(base: Duration, max: Duration, earlier_failures: usize) -> Duration {
+fn exponential_delay(
+    base: Duration,
+    max: Duration,
+    earlier_failures: usize,
+) -> Duration {
     let max = max.min(GO_MAX_DURATION);
     let base_nanos = base.as_nanos();
     if base_nanos == 0 {
@@ -197,15 +215,24 @@ struct BucketModel {
 
 impl BucketModel {
     fn new(rate_per_sec: u64, burst: usize) -> Self {
-        assert_eq!(NANOS_PER_SEC % rate_per_sec, 0, "one token must be a whole number of nanoseconds");
-        Self { token_nanos: u128::from(NANOS_PER_SEC / rate_per_sec), burst: burst as u128, debt_nanos: 0 }
+        assert_eq!(
+            NANOS_PER_SEC % rate_per_sec,
+            0,
+            "one token must be a whole number of nanoseconds"
+        );
+        Self {
+            token_nanos: u128::from(NANOS_PER_SEC / rate_per_sec),
+            burst: burst as u128,
+            debt_nanos: 0,
+        }
     }
 }
 
 impl LimiterModel for BucketModel {
     fn when(&mut self, _key: Key) -> Duration {
         self.debt_nanos += self.token_nanos;
-        let wait = self.debt_nanos.saturating_sub(self.burst * self.token_nanos);
+        let wait =
+            self.debt_nanos.saturating_sub(self.burst * self.token_nanos);
         Duration::from_nanos(u64::try_from(wait).unwrap())
     }
     fn forget(&mut self, _key: Key) {}
@@ -213,7 +240,8 @@ impl LimiterModel for BucketModel {
         0
     }
     fn advance(&mut self, by: Millis) {
-        self.debt_nanos = self.debt_nanos.saturating_sub(u128::from(by) * 1_000_000);
+        self.debt_nanos =
+            self.debt_nanos.saturating_sub(u128::from(by) * 1_000_000);
     }
 }
 
@@ -244,7 +272,11 @@ struct MaxOfModel(Vec<Box<dyn LimiterModel>>);
 
 impl LimiterModel for MaxOfModel {
     fn when(&mut self, key: Key) -> Duration {
-        self.0.iter_mut().map(|model| model.when(key)).max().unwrap_or(Duration::ZERO)
+        self.0
+            .iter_mut()
+            .map(|model| model.when(key))
+            .max()
+            .unwrap_or(Duration::ZERO)
     }
     fn forget(&mut self, key: Key) {
         self.0.iter_mut().for_each(|model| model.forget(key));
@@ -514,7 +546,10 @@ fn queue_op() -> impl Strategy<Value = QueueOp> {
 
 /// Short and capped, so entries keep coming due within a few advances.
 fn composition_limiter() -> ItemExponentialFailureRateLimiter<Key> {
-    ItemExponentialFailureRateLimiter::new(Duration::from_millis(1), Duration::from_millis(8))
+    ItemExponentialFailureRateLimiter::new(
+        Duration::from_millis(1),
+        Duration::from_millis(8),
+    )
 }
 
 fn run_queue_composition(ops: &[QueueOp]) -> Result<(), TestCaseError> {
@@ -536,10 +571,16 @@ fn run_queue_composition(ops: &[QueueOp]) -> Result<(), TestCaseError> {
                     queue.add(key);
                     parts.add(key);
                 }
-                QueueOp::Advance(by) => tokio::time::advance(Duration::from_millis(by)).await,
+                QueueOp::Advance(by) => {
+                    tokio::time::advance(Duration::from_millis(by)).await
+                }
                 QueueOp::Get => {
                     if !parts.is_empty() {
-                        let got = tokio::time::timeout(Duration::from_millis(1), queue.get()).await;
+                        let got = tokio::time::timeout(
+                            Duration::from_millis(1),
+                            queue.get(),
+                        )
+                        .await;
                         let want = parts.get().await;
                         prop_assert_eq!(got, Ok(want), "get at step {}", step);
                     }
@@ -560,8 +601,20 @@ fn run_queue_composition(ops: &[QueueOp]) -> Result<(), TestCaseError> {
                 step,
                 op
             );
-            prop_assert_eq!(queue.len(), parts.len(), "len after step {} ({:?})", step, op);
-            prop_assert_eq!(queue.waiting_len(), parts.waiting_len(), "waiting_len after step {} ({:?})", step, op);
+            prop_assert_eq!(
+                queue.len(),
+                parts.len(),
+                "len after step {} ({:?})",
+                step,
+                op
+            );
+            prop_assert_eq!(
+                queue.waiting_len(),
+                parts.waiting_len(),
+                "waiting_len after step {} ({:?})",
+                step,
+                op
+            );
             prop_assert_eq!(
                 queue.shutting_down(),
                 parts.shutting_down(),

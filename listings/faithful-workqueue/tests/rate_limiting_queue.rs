@@ -21,7 +21,11 @@ const MS: Duration = Duration::from_millis(1);
 const NS: Duration = Duration::from_nanos(1);
 
 /// Upstream's `waitEntry := <-waitingForAddCh; readyAt.Sub(now) == want`.
-async fn expect_wait_entry(q: &RateLimitingQueue<&'static str>, item: &'static str, want: Duration) {
+async fn expect_wait_entry(
+    q: &RateLimitingQueue<&'static str>,
+    item: &'static str,
+    want: Duration,
+) {
     assert_eq!(q.waiting_len(), 1, "{item}: expected one wait entry");
     assert_eq!(q.len(), 0, "{item}: added before its delay");
     advance(want - NS).await;
@@ -36,7 +40,8 @@ async fn expect_wait_entry(q: &RateLimitingQueue<&'static str>, item: &'static s
 // upstream: rate_limiting_queue_test.go TestRateLimitingQueue
 #[tokio::test(start_paused = true)]
 async fn test_rate_limiting_queue() {
-    let limiter = ItemExponentialFailureRateLimiter::new(MS, Duration::from_secs(1));
+    let limiter =
+        ItemExponentialFailureRateLimiter::new(MS, Duration::from_secs(1));
     let queue = RateLimitingQueue::new(limiter);
 
     queue.add_rate_limited("one");

@@ -90,7 +90,8 @@ async fn spawn_worker_loop_call_log() {
 
 #[tokio::test(flavor = "current_thread", start_paused = true)]
 async fn spawn_worker_loop_default_queue() {
-    let c: Controller<&'static str, _, _> = Controller::new_typed_unmanaged(reconcile, Options::default());
+    let c: Controller<&'static str, _, _> =
+        Controller::new_typed_unmanaged(reconcile, Options::default());
     assert_eq!(run_spawned(Arc::new(c)).await, 2);
 }
 
@@ -99,10 +100,15 @@ async fn spawn_reconcile_and_reconcile_handler() {
     let queue = PriorityQueue::new();
     let c = Arc::new(Controller::new(queue.clone(), reconcile));
     let c2 = c.clone();
-    let result = tokio::spawn(async move { c2.reconcile("a").await.unwrap() }).await.unwrap();
+    let result = tokio::spawn(async move { c2.reconcile("a").await.unwrap() })
+        .await
+        .unwrap();
     assert_eq!(result, ReconcileResult::done());
     let c2 = c.clone();
-    let outcome = tokio::spawn(async move { c2.reconcile_handler("a", 0).await }).await.unwrap();
+    let outcome =
+        tokio::spawn(async move { c2.reconcile_handler("a", 0).await })
+            .await
+            .unwrap();
     assert_eq!(outcome, Outcome::Success);
 }
 
@@ -117,7 +123,8 @@ async fn spawn_start() {
     let c = Arc::new(Controller::new(PriorityQueue::new(), reconciler));
     let (tx, rx) = tokio::sync::mpsc::channel(8);
     tx.send("a").await.unwrap();
-    let running = tokio::spawn(c.start(rx, tokio::time::sleep(Duration::from_secs(1))));
+    let running =
+        tokio::spawn(c.start(rx, tokio::time::sleep(Duration::from_secs(1))));
     running.await.unwrap();
     assert_eq!(*seen.lock().unwrap(), ["a"]);
 }
@@ -127,15 +134,24 @@ async fn spawn_queue_gets() {
     let pq = PriorityQueue::new();
     pq.add("a");
     let q = pq.clone();
-    assert_eq!(tokio::spawn(async move { q.get_with_priority().await }).await.unwrap(), Some(("a", 0)));
+    assert_eq!(
+        tokio::spawn(async move { q.get_with_priority().await }).await.unwrap(),
+        Some(("a", 0))
+    );
 
     let rl = RateLimitingQueue::new(priority_queue_default_rate_limiter());
     rl.add("a");
     let q = rl.clone();
-    assert_eq!(tokio::spawn(async move { q.get().await }).await.unwrap(), Some("a"));
+    assert_eq!(
+        tokio::spawn(async move { q.get().await }).await.unwrap(),
+        Some("a")
+    );
     rl.done(&"a");
     rl.add("b");
     let q = rl.clone();
-    let leased = tokio::spawn(async move { q.lease().await.map(|lease| *lease.item()) }).await.unwrap();
+    let leased =
+        tokio::spawn(async move { q.lease().await.map(|lease| *lease.item()) })
+            .await
+            .unwrap();
     assert_eq!(leased, Some("b"));
 }

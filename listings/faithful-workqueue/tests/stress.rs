@@ -89,7 +89,10 @@ impl Stressed for Queue<usize> {
         let state = self.debug_state();
         if state.fifo.is_empty() && state.processing.is_empty() {
             let stranded = &state.dirty[..state.dirty.len().min(10)];
-            assert!(state.dirty.is_empty(), "keys dirty but neither queued nor held (first ones): {stranded:?}");
+            assert!(
+                state.dirty.is_empty(),
+                "keys dirty but neither queued nor held (first ones): {stranded:?}"
+            );
             return true;
         }
         false
@@ -97,19 +100,31 @@ impl Stressed for Queue<usize> {
 
     fn summary(&self) -> String {
         let state = self.debug_state();
-        format!("{} queued, {} dirty, {} processing", state.fifo.len(), state.dirty.len(), state.processing.len())
+        format!(
+            "{} queued, {} dirty, {} processing",
+            state.fifo.len(),
+            state.dirty.len(),
+            state.processing.len()
+        )
     }
 }
 
 impl Stressed for PriorityQueue<usize> {
     fn holds_nothing(&self) -> bool {
         let state = self.debug_state();
-        state.ready.is_empty() && state.waiting.is_empty() && state.locked.is_empty()
+        state.ready.is_empty()
+            && state.waiting.is_empty()
+            && state.locked.is_empty()
     }
 
     fn summary(&self) -> String {
         let state = self.debug_state();
-        format!("{} ready, {} waiting, {} locked", state.ready.len(), state.waiting.len(), state.locked.len())
+        format!(
+            "{} ready, {} waiting, {} locked",
+            state.ready.len(),
+            state.waiting.len(),
+            state.locked.len()
+        )
     }
 }
 
@@ -151,7 +166,11 @@ async fn worker<Q: Stressed>(shared: Arc<Shared<Q>>, seed: u64) {
 
         // Processing: mostly short, sometimes long enough for producers to
         // add the same key again while it is held.
-        let spins = if rng.below(16) == 0 { 2_000 + rng.below(20_000) } else { rng.below(200) };
+        let spins = if rng.below(16) == 0 {
+            2_000 + rng.below(20_000)
+        } else {
+            rng.below(200)
+        };
         for _ in 0..spins {
             std::hint::spin_loop();
         }
@@ -188,7 +207,10 @@ fn produce<Q: Stressed>(shared: &Arc<Shared<Q>>, total_adds: usize) {
 /// only once they say idle.
 async fn until_idle<Q: Stressed>(shared: &Shared<Q>) {
     loop {
-        if shared.queue.len() == 0 && shared.in_flight.load(SeqCst) == 0 && shared.queue.holds_nothing() {
+        if shared.queue.len() == 0
+            && shared.in_flight.load(SeqCst) == 0
+            && shared.queue.holds_nothing()
+        {
             return;
         }
         tokio::task::yield_now().await;
@@ -208,8 +230,15 @@ fn the_priority_queue_too_loses_nothing_and_never_shares_a_key() {
 
 /// Phase 1 on `queue`, then phase 2 if it drains, else a plain shutdown.
 fn stress<Q: Stressed>(queue: Q, drains: bool) {
-    let total_adds: usize = std::env::var("STRESS_ADDS").ok().and_then(|v| v.parse().ok()).unwrap_or(DEFAULT_ADDS);
-    let runtime = tokio::runtime::Builder::new_multi_thread().worker_threads(WORKERS).enable_time().build().unwrap();
+    let total_adds: usize = std::env::var("STRESS_ADDS")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(DEFAULT_ADDS);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(WORKERS)
+        .enable_time()
+        .build()
+        .unwrap();
     let shared = Arc::new(Shared {
         queue,
         keys: (0..KEYS).map(|_| KeyRecord::default()).collect(),
@@ -286,9 +315,16 @@ fn stress<Q: Stressed>(queue: Q, drains: bool) {
     });
 
     let doubles = shared.double_hand_outs.load(SeqCst);
-    assert_eq!(doubles, 0, "{doubles} times a key was handed to a worker while another held it");
+    assert_eq!(
+        doubles, 0,
+        "{doubles} times a key was handed to a worker while another held it"
+    );
     assert_eq!(shared.in_flight.load(SeqCst), 0);
     if drains {
-        assert!(shared.queue.holds_nothing(), "left over after shutdown: {}", shared.queue.summary());
+        assert!(
+            shared.queue.holds_nothing(),
+            "left over after shutdown: {}",
+            shared.queue.summary()
+        );
     }
 }

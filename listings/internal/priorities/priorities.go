@@ -63,9 +63,13 @@ func New(mgr ctrl.Manager) *Controller {
 	err := ctrl.NewControllerManagedBy(mgr).
 		For(&corev1.ConfigMap{}).
 		WithOptions(controller.Options{
-			NewQueue: func(name string, limiter workqueue.TypedRateLimiter[reconcile.Request]) workqueue.TypedRateLimitingInterface[reconcile.Request] {
+			NewQueue: func(
+				name string, limiter workqueue.TypedRateLimiter[reconcile.Request],
+			) workqueue.TypedRateLimitingInterface[reconcile.Request] {
 				c.queue = &notingQueue{
-					PriorityQueue: priorityqueue.New(name, func(o *priorityqueue.Opts[reconcile.Request]) {
+					PriorityQueue: priorityqueue.New(name, func(
+						o *priorityqueue.Opts[reconcile.Request],
+					) {
 						o.RateLimiter = limiter
 					}),
 					last: map[reconcile.Request]int{},
@@ -73,14 +77,19 @@ func New(mgr ctrl.Manager) *Controller {
 				return c.queue
 			},
 		}).
-		Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+		Complete(reconcile.Func(func(
+			ctx context.Context, req reconcile.Request,
+		) (reconcile.Result, error) {
 			var cm corev1.ConfigMap
 			err := mgr.GetClient().Get(ctx, req.NamespacedName, &cm)
 			c.queue.mu.Lock()
 			priority := c.queue.last[req]
 			c.queue.mu.Unlock()
 			if err == nil {
-				c.Reconciles <- Seen{Name: req.Name, Step: cm.Data["step"], Priority: priority, QueueEmpty: c.queue.Len() == 0}
+				c.Reconciles <- Seen{
+					Name: req.Name, Step: cm.Data["step"],
+					Priority: priority, QueueEmpty: c.queue.Len() == 0,
+				}
 			}
 			return reconcile.Result{}, client.IgnoreNotFound(err)
 		}))

@@ -94,7 +94,7 @@ func Until(get func() string, cond func(string) bool, what string) string {
 // Compare prints, for the metrics the chapter discusses, how the second
 // scrape compares with the first.
 func Compare(first, second, controller string) {
-	fmt.Printf("GET /metrics twice while one reconcile has not returned (controller=%q):\n", controller)
+	fmt.Printf("GET /metrics twice while a reconcile has not returned (controller=%q):\n", controller)
 	fmt.Printf("%-52s %s\n", "metric", "second scrape")
 	for _, m := range []string{"workqueue_longest_running_processor_seconds", "workqueue_unfinished_work_seconds"} {
 		a, b := Value(first, m, controller), Value(second, m, controller)

@@ -123,7 +123,8 @@ impl Backoff {
     /// otherwise produce a negative, i.e. zero, wait).
     pub fn delay(&self, failure: u32) -> Duration {
         let exp = failure.saturating_sub(1);
-        let backoff = self.base.as_nanos() as f64 * 2f64.powi(i32::try_from(exp).unwrap_or(i32::MAX));
+        let backoff = self.base.as_nanos() as f64
+            * 2f64.powi(i32::try_from(exp).unwrap_or(i32::MAX));
         if backoff > i64::MAX as f64 {
             return self.max;
         }
@@ -153,8 +154,12 @@ impl<E: fmt::Display> fmt::Display for Failure<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Failure::Failed(e) => e.fmt(f),
-            Failure::TimedOut(limit) => write!(f, "reconcile timed out after {limit:?}"),
-            Failure::Panicked(message) => write!(f, "reconcile panicked: {message}"),
+            Failure::TimedOut(limit) => {
+                write!(f, "reconcile timed out after {limit:?}")
+            }
+            Failure::Panicked(message) => {
+                write!(f, "reconcile panicked: {message}")
+            }
         }
     }
 }
@@ -205,8 +210,16 @@ impl<E> GuardError<E> {
 impl<E: fmt::Display> fmt::Display for GuardError<E> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.retry_after {
-            Some(delay) => write!(f, "failure #{}, retry in {delay:?}: {}", self.count, self.failure),
-            None => write!(f, "terminal error, not retried until the object changes: {}", self.failure),
+            Some(delay) => write!(
+                f,
+                "failure #{}, retry in {delay:?}: {}",
+                self.count, self.failure
+            ),
+            None => write!(
+                f,
+                "terminal error, not retried until the object changes: {}",
+                self.failure
+            ),
         }
     }
 }
@@ -230,7 +243,11 @@ impl<E: std::error::Error + 'static> std::error::Error for GuardError<E> {
 /// kube_reconcile_guard::error_policy
 /// # ;
 /// ```
-pub fn error_policy<K, E, Ctx>(_obj: Arc<K>, error: &GuardError<E>, _ctx: Arc<Ctx>) -> Action {
+pub fn error_policy<K, E, Ctx>(
+    _obj: Arc<K>,
+    error: &GuardError<E>,
+    _ctx: Arc<Ctx>,
+) -> Action {
     error.action()
 }
 
@@ -274,7 +291,13 @@ where
 {
     /// A builder for a resource with a dynamic type (found by discovery).
     pub fn with_dyntype(dyntype: K::DynamicType) -> Self {
-        Self { backoff: Backoff::default(), timeout: None, terminal: Box::new(|_| false), store: None, dyntype }
+        Self {
+            backoff: Backoff::default(),
+            timeout: None,
+            terminal: Box::new(|_| false),
+            store: None,
+            dyntype,
+        }
     }
 
     /// The failure curve; [`Backoff::default`] (5ms doubling to 1000s) if not set.
@@ -292,7 +315,10 @@ where
 
     /// Errors for which `is_terminal` returns true are not retried. Not set,
     /// every error is retried.
-    pub fn terminal_if(mut self, is_terminal: impl Fn(&E) -> bool + Send + Sync + 'static) -> Self {
+    pub fn terminal_if(
+        mut self,
+        is_terminal: impl Fn(&E) -> bool + Send + Sync + 'static,
+    ) -> Self {
         self.terminal = Box::new(is_terminal);
         self
     }
@@ -372,7 +398,11 @@ where
     pub fn wrap<Ctx, F, Fut>(
         &self,
         mut reconcile: F,
-    ) -> impl FnMut(Arc<K>, Arc<Ctx>) -> BoxFuture<'static, Result<Action, GuardError<E>>> + use<K, E, Ctx, F, Fut>
+    ) -> impl FnMut(
+        Arc<K>,
+        Arc<Ctx>,
+    ) -> BoxFuture<'static, Result<Action, GuardError<E>>>
+    + use<K, E, Ctx, F, Fut>
     where
         F: FnMut(Arc<K>, Arc<Ctx>) -> Fut,
         Fut: Future<Output = Result<Action, E>> + Send + 'static,
@@ -383,23 +413,29 @@ where
             let key = obj.to_object_ref(shared.dyntype.clone());
             let uid = obj.meta().uid.clone();
             // A reconciler may panic before it returns its future.
-            let made = std::panic::catch_unwind(AssertUnwindSafe(|| reconcile(obj, ctx)));
+            let made = std::panic::catch_unwind(AssertUnwindSafe(|| {
+                reconcile(obj, ctx)
+            }));
             let shared = shared.clone();
             async move {
                 let result = match made {
-                    Err(payload) => Err(Failure::Panicked(panic_message(&*payload))),
+                    Err(payload) => {
+                        Err(Failure::Panicked(panic_message(&*payload)))
+                    }
                     Ok(fut) => {
                         let caught = AssertUnwindSafe(fut).catch_unwind();
                         let caught = match shared.timeout {
-                            Some(limit) => {
-                                tokio::time::timeout(limit, caught).await.map_err(|_| Failure::TimedOut(limit))
-                            }
+                            Some(limit) => tokio::time::timeout(limit, caught)
+                                .await
+                                .map_err(|_| Failure::TimedOut(limit)),
                             None => Ok(caught.await),
                         };
                         match caught {
                             Ok(Ok(Ok(action))) => Ok(action),
                             Ok(Ok(Err(e))) => Err(Failure::Failed(e)),
-                            Ok(Err(payload)) => Err(Failure::Panicked(panic_message(&*payload))),
+                            Ok(Err(payload)) => {
+                                Err(Failure::Panicked(panic_message(&*payload)))
+                            }
                             Err(timed_out) => Err(timed_out),
                         }
                     }
@@ -433,7 +469,12 @@ where
 
     /// The object's current consecutive failures (0 when it has none).
     pub fn failures(&self, obj_ref: &ObjectRef<K>) -> u32 {
-        self.shared.failures.lock().unwrap().get(obj_ref).map_or(0, |e| e.failures)
+        self.shared
+            .failures
+            .lock()
+            .unwrap()
+            .get(obj_ref)
+            .map_or(0, |e| e.failures)
     }
 
     /// How many objects the guard holds a count for.
@@ -450,7 +491,10 @@ where
     /// Drops the counts of objects the store no longer holds.
     fn sweep(&self) {
         if let Some(store) = &self.store {
-            self.failures.lock().unwrap().retain(|key, _| store.get(key).is_some());
+            self.failures
+                .lock()
+                .unwrap()
+                .retain(|key, _| store.get(key).is_some());
         }
     }
 
@@ -481,7 +525,11 @@ where
         let entry = failures.entry(key).or_insert(Entry { uid, failures: 0 });
         entry.failures = entry.failures.saturating_add(1);
         let count = entry.failures;
-        Err(GuardError { failure, count, retry_after: Some(self.backoff.delay(count)) })
+        Err(GuardError {
+            failure,
+            count,
+            retry_after: Some(self.backoff.delay(count)),
+        })
     }
 }
 

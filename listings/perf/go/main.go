@@ -413,11 +413,12 @@ func delayingRun(s sizes, keys []string, rng *splitMix64, sum *checksum) outcome
 	// every earlier entry from its channel: the clock jumps after that.
 	q.AddAfter(sentinel, sentinelDelay)
 	clock.Step(sentinelDelay)
-	if first, _ := q.Get(); first != sentinel {
+	first, _ := q.Get()
+	if first != sentinel {
 		panic(fmt.Sprintf("the first entry due is %q, not the sentinel", first))
 	}
-	sum.add(sentinel)
-	q.Done(sentinel)
+	sum.add(first)
+	q.Done(first)
 	clock.Step(time.Duration(s.maxDelayMs+1)*time.Millisecond - sentinelDelay)
 	for range expected {
 		key, _ := q.Get()

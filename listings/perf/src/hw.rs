@@ -40,7 +40,14 @@ use faithful_workqueue::sync::Mutex;
 use crate::{Outcome, Sizes};
 
 /// The hardware rows, in report order.
-pub const HW: [&str; 6] = ["hw-pingpong", "hw-wake", "hw-atomic", "hw-lock", "hw-lock-contended", "hw-handoff"];
+pub const HW: [&str; 6] = [
+    "hw-pingpong",
+    "hw-wake",
+    "hw-atomic",
+    "hw-lock",
+    "hw-lock-contended",
+    "hw-handoff",
+];
 
 /// An atomic alone on its cache line (128 bytes: adjacent-line prefetch).
 #[repr(align(128))]
@@ -175,8 +182,13 @@ pub fn handoff(keys: u64) -> Outcome {
         slots: Vec<[u64; 3]>,
     }
     // Scattered as a hash table scatters keys (Fibonacci hashing).
-    let slot = |key: u64| ((key % DISTINCT).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 50) as usize;
-    let fifo = Arc::new(Mutex::new(Fifo { keys: VecDeque::new(), slots: vec![[0; 3]; SLOTS] }));
+    let slot = |key: u64| {
+        ((key % DISTINCT).wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 50) as usize
+    };
+    let fifo = Arc::new(Mutex::new(Fifo {
+        keys: VecDeque::new(),
+        slots: vec![[0; 3]; SLOTS],
+    }));
     let barrier = Arc::new(Barrier::new(2));
     let consumer = {
         let (fifo, barrier) = (fifo.clone(), barrier.clone());
@@ -214,6 +226,10 @@ pub fn handoff(keys: u64) -> Outcome {
     }
     let sum = consumer.join().expect("the consumer");
     let elapsed = start.elapsed();
-    assert_eq!(sum, keys * keys.saturating_sub(1) / 2, "every key arrived once");
+    assert_eq!(
+        sum,
+        keys * keys.saturating_sub(1) / 2,
+        "every key arrived once"
+    );
     Outcome { ops: keys, elapsed, handouts: 0, checksum: 0 }
 }

@@ -181,7 +181,8 @@ mod hw;
 mod upstream;
 
 /// The crate's maps (its private `hash` module): std's, with foldhash.
-type HashMap<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+type HashMap<K, V> =
+    std::collections::HashMap<K, V, foldhash::fast::RandomState>;
 type HashSet<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
 
 use std::cmp::Reverse;
@@ -215,7 +216,8 @@ type Key = faithful_workqueue::key::SharedKey;
 type Key = &'static str;
 
 /// The name of the key type, for the `# rust` line.
-const KEYS: &str = if cfg!(feature = "count-free-keys") { "count-free" } else { "SharedKey" };
+const KEYS: &str =
+    if cfg!(feature = "count-free-keys") { "count-free" } else { "SharedKey" };
 
 /// A key holding `name`.
 #[cfg(not(feature = "count-free-keys"))]
@@ -233,7 +235,8 @@ fn key(name: String) -> Key {
 pub const SEED: u64 = 0x5EED;
 
 /// The workloads, in table order.
-const WORKLOADS: [&str; 6] = ["cycles-1", "cycles-2", "cycles-8", "burst", "delaying", "priority"];
+const WORKLOADS: [&str; 6] =
+    ["cycles-1", "cycles-2", "cycles-8", "burst", "delaying", "priority"];
 
 const FNV_OFFSET: u64 = 0xcbf2_9ce4_8422_2325;
 const FNV_PRIME: u64 = 0x0000_0100_0000_01b3;
@@ -337,13 +340,19 @@ impl Checksum {
     /// Folds in a key (a `&Key` with either kind of key).
     fn add(&mut self, key: &impl AsRef<str>) {
         let key = key.as_ref();
-        self.value =
-            if self.ordered { fnv1a(self.value, key) } else { self.value.wrapping_add(fnv1a(FNV_OFFSET, key)) };
+        self.value = if self.ordered {
+            fnv1a(self.value, key)
+        } else {
+            self.value.wrapping_add(fnv1a(FNV_OFFSET, key))
+        };
     }
 
     /// Folds in another worker's unordered checksum.
     fn merge(&mut self, other: Checksum) {
-        assert!(!self.ordered && !other.ordered, "ordered checksums come from one worker");
+        assert!(
+            !self.ordered && !other.ordered,
+            "ordered checksums come from one worker"
+        );
         self.value = self.value.wrapping_add(other.value);
     }
 }
@@ -393,7 +402,11 @@ fn cores() -> usize {
 
 /// The runtime of the cycles and priority rows: as many worker threads as cores.
 fn multi_thread_runtime() -> Runtime {
-    tokio::runtime::Builder::new_multi_thread().worker_threads(cores()).enable_all().build().expect("a tokio runtime")
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(cores())
+        .enable_all()
+        .build()
+        .expect("a tokio runtime")
 }
 
 fn current_thread_runtime(paused: bool) -> Runtime {
@@ -423,16 +436,27 @@ fn main() -> ExitCode {
             }
         }
     }
-    if by_placement && (floor || !only.as_deref().is_some_and(|w| w.starts_with("cycles-") || w == "hw-handoff")) {
+    if by_placement
+        && (floor
+            || !only
+                .as_deref()
+                .is_some_and(|w| w.starts_with("cycles-") || w == "hw-handoff"))
+    {
         eprintln!(
             "workqueue-perf: --by-placement runs one cycles-N workload or hw-handoff (--workload NAME), without --floor"
         );
         return ExitCode::FAILURE;
     }
-    let extra: Vec<&str> = upstream::UPSTREAM.iter().map(|(name, _, _)| *name).chain(hw::HW).collect();
+    let extra: Vec<&str> = upstream::UPSTREAM
+        .iter()
+        .map(|(name, _, _)| *name)
+        .chain(hw::HW)
+        .collect();
     let names: Vec<&str> = match &only {
         Some(name) if WORKLOADS.contains(&name.as_str()) => vec![name.as_str()],
-        Some(name) if extra.contains(&name.as_str()) && !floor => vec![name.as_str()],
+        Some(name) if extra.contains(&name.as_str()) && !floor => {
+            vec![name.as_str()]
+        }
         Some(name) => {
             eprintln!(
                 "workqueue-perf: unknown workload {name:?}; one of {} (with a floor), or {}",
@@ -443,7 +467,8 @@ fn main() -> ExitCode {
         }
         None => WORKLOADS.to_vec(),
     };
-    let keys: Vec<Key> = (0..sizes.keys).map(|i| key(format!("key-{i:04}"))).collect();
+    let keys: Vec<Key> =
+        (0..sizes.keys).map(|i| key(format!("key-{i:04}"))).collect();
     println!(
         "# rust\tside={}\ttokio_worker_threads={}\tcores={}\tsizes={}\tkeys={KEYS}",
         if floor { "floor" } else { "queue" },
@@ -465,7 +490,9 @@ fn main() -> ExitCode {
             );
             out
         } else if by_placement && name == "hw-handoff" {
-            rounds_by_placement(&sizes, || (hw::handoff(sizes.placement_handoff_keys), None))
+            rounds_by_placement(&sizes, || {
+                (hw::handoff(sizes.placement_handoff_keys), None)
+            })
         } else if by_placement {
             cycles_by_placement(workers_of(name), &sizes, &keys)
         } else {
@@ -473,20 +500,33 @@ fn main() -> ExitCode {
         };
         // Each process runs one workload in `cargo xtask perf`, so the count
         // is that run's (with its warm-up round).
-        println!("# lock\t{name}\tfallbacks={}", faithful_workqueue::sync::fallbacks());
-        println!("{name}\t{}\t{}\t{}\t{:016x}", out.ops, out.elapsed.as_nanos(), out.handouts, out.checksum);
+        println!(
+            "# lock\t{name}\tfallbacks={}",
+            faithful_workqueue::sync::fallbacks()
+        );
+        println!(
+            "{name}\t{}\t{}\t{}\t{:016x}",
+            out.ops,
+            out.elapsed.as_nanos(),
+            out.handouts,
+            out.checksum
+        );
     }
     ExitCode::SUCCESS
 }
 
 fn workers_of(name: &str) -> usize {
-    name.strip_prefix("cycles-").and_then(|n| n.parse().ok()).expect("a cycles-N workload")
+    name.strip_prefix("cycles-")
+        .and_then(|n| n.parse().ok())
+        .expect("a cycles-N workload")
 }
 
 fn run_queue(name: &str, s: &Sizes, keys: &[Key]) -> Outcome {
     match name {
         _ if name.starts_with("hw-") => hw::run(name, s),
-        _ if upstream::UPSTREAM.iter().any(|(n, _, _)| *n == name) => upstream::run(name, s),
+        _ if upstream::UPSTREAM.iter().any(|(n, _, _)| *n == name) => {
+            upstream::run(name, s)
+        }
         "burst" => burst(s, keys),
         "delaying" => delaying(s, keys),
         "priority" => priority(s, keys),
@@ -514,7 +554,9 @@ struct Progress {
 
 impl Progress {
     fn handed_one(&self) {
-        if (self.handed.fetch_add(1, Ordering::AcqRel) + 1).is_multiple_of(self.per_round) {
+        if (self.handed.fetch_add(1, Ordering::AcqRel) + 1)
+            .is_multiple_of(self.per_round)
+        {
             self.round_done.notify_one();
         }
     }
@@ -549,12 +591,26 @@ static ROUND_TAGS: AtomicU64 = AtomicU64::new(0);
 /// outcome (0 without): the producer never yields while it adds a round's
 /// keys, so a worker on its thread runs only after the adds, one core doing
 /// everything in turn, where a worker on the other thread runs beside them.
-fn cycles_run(rt: &Runtime, workers: usize, keys: &Arc<[Key]>, rounds: u64, where_run: bool) -> (Outcome, u64) {
+fn cycles_run(
+    rt: &Runtime,
+    workers: usize,
+    keys: &Arc<[Key]>,
+    rounds: u64,
+    where_run: bool,
+) -> (Outcome, u64) {
     let n = keys.len() as u64;
-    let tag = if where_run { ROUND_TAGS.fetch_add(1, Ordering::Relaxed) + 1 } else { 0 };
+    let tag = if where_run {
+        ROUND_TAGS.fetch_add(1, Ordering::Relaxed) + 1
+    } else {
+        0
+    };
     let ordered = workers == 1;
     let q: Queue<Key> = Queue::new();
-    let progress = Arc::new(Progress { handed: AtomicU64::new(0), per_round: n, round_done: Notify::new() });
+    let progress = Arc::new(Progress {
+        handed: AtomicU64::new(0),
+        per_round: n,
+        round_done: Notify::new(),
+    });
     rt.block_on(async {
         let handles: Vec<_> = (0..workers)
             .map(|_| {
@@ -576,7 +632,8 @@ fn cycles_run(rt: &Runtime, workers: usize, keys: &Arc<[Key]>, rounds: u64, wher
             })
             .collect();
         let producer = tokio::spawn({
-            let (q, keys, progress) = (q.clone(), keys.clone(), progress.clone());
+            let (q, keys, progress) =
+                (q.clone(), keys.clone(), progress.clone());
             async move {
                 // This thread is the producer's until the task next yields.
                 PRODUCER_HERE.set(tag);
@@ -601,7 +658,15 @@ fn cycles_run(rt: &Runtime, workers: usize, keys: &Arc<[Key]>, rounds: u64, wher
             on_producer_thread += mine;
             if ordered { checksum = sum } else { checksum.merge(sum) }
         }
-        (Outcome { ops: rounds * n, elapsed, handouts, checksum: checksum.value }, on_producer_thread)
+        (
+            Outcome {
+                ops: rounds * n,
+                elapsed,
+                handouts,
+                checksum: checksum.value,
+            },
+            on_producer_thread,
+        )
     })
 }
 
@@ -613,7 +678,8 @@ fn cycles_by_placement(workers: usize, s: &Sizes, keys: &[Key]) -> Outcome {
     let keys: Arc<[Key]> = keys.into();
     cycles_run(&rt, workers, &keys, 1, false);
     rounds_by_placement(s, || {
-        let (out, on_producer_thread) = cycles_run(&rt, workers, &keys, 1, true);
+        let (out, on_producer_thread) =
+            cycles_run(&rt, workers, &keys, 1, true);
         (out, Some(on_producer_thread))
     })
 }
@@ -623,7 +689,10 @@ fn cycles_by_placement(workers: usize, s: &Sizes, keys: &[Key]) -> Outcome {
 /// `round` counted them, the share of its hand-outs made on the producer's
 /// thread; returns the rounds' sum (ops, time, hand-outs, and the wrapping
 /// sum of their checksums).
-fn rounds_by_placement(s: &Sizes, mut round: impl FnMut() -> (Outcome, Option<u64>)) -> Outcome {
+fn rounds_by_placement(
+    s: &Sizes,
+    mut round: impl FnMut() -> (Outcome, Option<u64>),
+) -> Outcome {
     let mut total = Outcome::default();
     for _ in 0..s.placement_rounds {
         let (out, on_producer_thread) = round();
@@ -637,7 +706,10 @@ fn rounds_by_placement(s: &Sizes, mut round: impl FnMut() -> (Outcome, Option<u6
             .fold(f64::INFINITY, f64::min);
         let ns_per_op = out.elapsed.as_nanos() as f64 / out.ops as f64;
         match on_producer_thread {
-            Some(on) => println!("# round\t{ns_per_op:.1}\t{round_trip:.1}\t{:.3}", on as f64 / out.handouts as f64),
+            Some(on) => println!(
+                "# round\t{ns_per_op:.1}\t{round_trip:.1}\t{:.3}",
+                on as f64 / out.handouts as f64
+            ),
             None => println!("# round\t{ns_per_op:.1}\t{round_trip:.1}"),
         }
         total.absorb(out);
@@ -691,7 +763,9 @@ fn floor_add(q: &FloorInner, key: &Key, t: &mut Tally) {
     match s.items.find_mut(hash, |(k, _)| k == key) {
         Some((_, flags)) => flags.dirty = true,
         None => {
-            s.items.insert_unique(hash, (Key::clone(key), DIRTY), |(k, _)| q.hasher.hash_one(k));
+            s.items.insert_unique(hash, (Key::clone(key), DIRTY), |(k, _)| {
+                q.hasher.hash_one(k)
+            });
             t.hash += 1;
         }
     }
@@ -706,7 +780,8 @@ fn floor_add(q: &FloorInner, key: &Key, t: &mut Tally) {
 fn floor_get(q: &FloorInner, t: &mut Tally) -> Key {
     let mut s = q.lock();
     let s = &mut *s;
-    let (key, hash) = s.fifo.pop_front().expect("every floor task pushes before it pops");
+    let (key, hash) =
+        s.fifo.pop_front().expect("every floor task pushes before it pops");
     if let Some((_, flags)) = s.items.find_mut(hash, |(k, _)| *k == key) {
         flags.processing = true;
         flags.dirty = false;
@@ -741,7 +816,12 @@ fn cycles_floor(workers: usize, s: &Sizes, keys: &[Key]) -> (Outcome, Tally) {
     cycles_floor_run(&rt, workers, &keys, s.cycle_rounds)
 }
 
-fn cycles_floor_run(rt: &Runtime, workers: usize, keys: &Arc<[Key]>, rounds: u64) -> (Outcome, Tally) {
+fn cycles_floor_run(
+    rt: &Runtime,
+    workers: usize,
+    keys: &Arc<[Key]>,
+    rounds: u64,
+) -> (Outcome, Tally) {
     let state: Arc<FloorInner> = Arc::default();
     rt.block_on(async {
         let start = Instant::now();
@@ -766,7 +846,15 @@ fn cycles_floor_run(rt: &Runtime, workers: usize, keys: &Arc<[Key]>, rounds: u64
             tally.absorb(handle.await.expect("a floor task"));
         }
         let elapsed = start.elapsed();
-        (Outcome { ops: rounds * keys.len() as u64, elapsed, handouts: 0, checksum: 0 }, tally)
+        (
+            Outcome {
+                ops: rounds * keys.len() as u64,
+                elapsed,
+                handouts: 0,
+                checksum: 0,
+            },
+            tally,
+        )
     })
 }
 
@@ -785,7 +873,12 @@ fn burst(s: &Sizes, keys: &[Key]) -> Outcome {
     out
 }
 
-fn burst_run(rt: &Runtime, keys: &[Key], adds: usize, sum: &mut Checksum) -> Outcome {
+fn burst_run(
+    rt: &Runtime,
+    keys: &[Key],
+    adds: usize,
+    sum: &mut Checksum,
+) -> Outcome {
     let start = Instant::now();
     let q: Queue<Key> = Queue::new();
     let mut j = 0;
@@ -837,8 +930,14 @@ fn burst_floor_run(keys: &[Key], adds: usize, t: &mut Tally) -> Outcome {
         // By reference, so that the floor pays for no key clone: only the
         // first add of a key inserts and pushes.
         let s = &mut *s;
-        if !s.items.find(hash, |(k, _)| k == key).is_some_and(|(_, flags)| flags.dirty) {
-            s.items.insert_unique(hash, (Key::clone(key), DIRTY), |(k, _)| q.hasher.hash_one(k));
+        if !s
+            .items
+            .find(hash, |(k, _)| k == key)
+            .is_some_and(|(_, flags)| flags.dirty)
+        {
+            s.items.insert_unique(hash, (Key::clone(key), DIRTY), |(k, _)| {
+                q.hasher.hash_one(k)
+            });
             s.fifo.push_back((Key::clone(key), hash));
             t.hash += 1;
             t.fifo += 1;
@@ -875,7 +974,12 @@ fn delaying(s: &Sizes, keys: &[Key]) -> Outcome {
 const SENTINEL: &str = "sentinel";
 const SENTINEL_DELAY: Duration = Duration::from_micros(500);
 
-async fn delaying_run(s: &Sizes, keys: &[Key], rng: &mut SplitMix64, sum: &mut Checksum) -> Outcome {
+async fn delaying_run(
+    s: &Sizes,
+    keys: &[Key],
+    rng: &mut SplitMix64,
+    sum: &mut Checksum,
+) -> Outcome {
     let expected = s.delay_adds.min(keys.len());
     let sentinel = key(SENTINEL.to_owned());
     let start = Instant::now();
@@ -895,7 +999,10 @@ async fn delaying_run(s: &Sizes, keys: &[Key], rng: &mut SplitMix64, sum: &mut C
     assert_eq!(first, sentinel, "the sentinel is the first entry due");
     sum.add(&first);
     q.done(&first);
-    tokio::time::advance(Duration::from_millis(s.max_delay_ms + 1) - SENTINEL_DELAY).await;
+    tokio::time::advance(
+        Duration::from_millis(s.max_delay_ms + 1) - SENTINEL_DELAY,
+    )
+    .await;
     for _ in 0..expected {
         let key = q.get().await.expect("not shut down");
         sum.add(&key);
@@ -923,7 +1030,12 @@ struct FloorWaiting {
 
 /// `flush_ready`: `shutting_down`, then the waiting lock and the promotion of
 /// due entries.
-fn floor_flush_ready(q: &FloorInner, w: &Mutex<FloorWaiting>, now: u64, t: &mut Tally) {
+fn floor_flush_ready(
+    q: &FloorInner,
+    w: &Mutex<FloorWaiting>,
+    now: u64,
+    t: &mut Tally,
+) {
     black_box(q.lock().shutting_down);
     let mut waiting = w.lock().unwrap();
     t.locks += 2;
@@ -931,7 +1043,12 @@ fn floor_flush_ready(q: &FloorInner, w: &Mutex<FloorWaiting>, now: u64, t: &mut 
 }
 
 /// `promote_due`, with the waiting lock held: pop due entries, add live ones.
-fn floor_promote_due(q: &FloorInner, waiting: &mut FloorWaiting, now: u64, t: &mut Tally) {
+fn floor_promote_due(
+    q: &FloorInner,
+    waiting: &mut FloorWaiting,
+    now: u64,
+    t: &mut Tally,
+) {
     while waiting.heap.peek().is_some_and(|Reverse((at, _, _))| *at <= now) {
         let Reverse((ready_at, seq, key)) = waiting.heap.pop().expect("peeked");
         t.tree += 1;
@@ -948,7 +1065,14 @@ fn floor_promote_due(q: &FloorInner, waiting: &mut FloorWaiting, now: u64, t: &m
 
 /// `DelayingQueue::add_after` at fake time `now`: `shutting_down`, then the
 /// waiting lock once, to promote due entries and keep the earliest ready time.
-fn floor_add_after(q: &FloorInner, w: &Mutex<FloorWaiting>, key: &Key, now: u64, delay: u64, t: &mut Tally) {
+fn floor_add_after(
+    q: &FloorInner,
+    w: &Mutex<FloorWaiting>,
+    key: &Key,
+    now: u64,
+    delay: u64,
+    t: &mut Tally,
+) {
     black_box(q.lock().shutting_down);
     let ready_at = now + delay;
     let mut waiting = w.lock().unwrap();
@@ -956,7 +1080,10 @@ fn floor_add_after(q: &FloorInner, w: &Mutex<FloorWaiting>, key: &Key, now: u64,
     floor_promote_due(q, &mut waiting, now, t);
     t.hash += 1;
     t.hashes += 1; // std's HashMap hashes per call
-    let later = waiting.by_item.get(key).is_some_and(|&(existing, _)| ready_at >= existing);
+    let later = waiting
+        .by_item
+        .get(key)
+        .is_some_and(|&(existing, _)| ready_at >= existing);
     if !later {
         let seq = waiting.next_seq;
         waiting.next_seq += 1;
@@ -969,7 +1096,12 @@ fn floor_add_after(q: &FloorInner, w: &Mutex<FloorWaiting>, key: &Key, now: u64,
 }
 
 /// `DelayingQueue::get` (with the FIFO not empty) then `done`.
-fn floor_delaying_cycle(q: &FloorInner, w: &Mutex<FloorWaiting>, now: u64, t: &mut Tally) {
+fn floor_delaying_cycle(
+    q: &FloorInner,
+    w: &Mutex<FloorWaiting>,
+    now: u64,
+    t: &mut Tally,
+) {
     floor_flush_ready(q, w, now, t);
     let key = floor_get(q, t);
     floor_flush_ready(q, w, now, t);
@@ -988,7 +1120,12 @@ fn delaying_floor(s: &Sizes, keys: &[Key]) -> (Outcome, Tally) {
     (out, tally)
 }
 
-fn delaying_floor_run(s: &Sizes, keys: &[Key], rng: &mut SplitMix64, t: &mut Tally) -> Outcome {
+fn delaying_floor_run(
+    s: &Sizes,
+    keys: &[Key],
+    rng: &mut SplitMix64,
+    t: &mut Tally,
+) -> Outcome {
     let expected = s.delay_adds.min(keys.len());
     let sentinel = key(SENTINEL.to_owned());
     let sentinel_us = SENTINEL_DELAY.as_micros() as u64;
@@ -1025,11 +1162,14 @@ fn priority(s: &Sizes, keys: &[Key]) -> Outcome {
         tokio::spawn(async move {
             let q: PriorityQueue<Key> = PriorityQueue::new();
             let mut rng = SplitMix64(SEED);
-            let (_, _) = priority_round(&q, &keys, &mut rng, Checksum::new(true), &s).await;
+            let (_, _) =
+                priority_round(&q, &keys, &mut rng, Checksum::new(true), &s)
+                    .await;
             let mut sum = Checksum::new(true);
             let mut out = Outcome::default();
             for _ in 0..s.priority_rounds {
-                let (round, next) = priority_round(&q, &keys, &mut rng, sum, &s).await;
+                let (round, next) =
+                    priority_round(&q, &keys, &mut rng, sum, &s).await;
                 out.absorb(round);
                 sum = next;
             }
@@ -1053,7 +1193,10 @@ async fn priority_round(
     let start = Instant::now();
     for key in keys.iter() {
         let priority = (rng.next() % s.priorities) as i32;
-        q.add_with_opts(AddOpts { priority: Some(priority), ..AddOpts::default() }, [Key::clone(key)]);
+        q.add_with_opts(
+            AddOpts { priority: Some(priority), ..AddOpts::default() },
+            [Key::clone(key)],
+        );
     }
     let worker = tokio::spawn({
         let q = q.clone();
@@ -1096,10 +1239,19 @@ fn priority_floor(s: &Sizes, keys: &[Key]) -> (Outcome, Tally) {
     let buffer = FloorBuffer::default();
     let mut rng = SplitMix64(SEED);
     let mut tally = Tally::default();
-    priority_floor_round(&state, &buffer, keys, &mut rng, s, &mut Tally::default());
+    priority_floor_round(
+        &state,
+        &buffer,
+        keys,
+        &mut rng,
+        s,
+        &mut Tally::default(),
+    );
     let mut out = Outcome::default();
     for _ in 0..s.priority_rounds {
-        out.absorb(priority_floor_round(&state, &buffer, keys, &mut rng, s, &mut tally));
+        out.absorb(priority_floor_round(
+            &state, &buffer, keys, &mut rng, s, &mut tally,
+        ));
     }
     (out, tally)
 }
@@ -1107,7 +1259,12 @@ fn priority_floor(s: &Sizes, keys: &[Key]) -> (Outcome, Tally) {
 /// The crate's `apply_buffer`: with the queue's lock held, skip an empty
 /// buffer by its count, else swap it out under its lock and apply each add
 /// of a new, ready key.
-fn priority_floor_flush(st: &mut FloorPriority, buffer: &FloorBuffer, spare: &mut Vec<(Key, i32)>, t: &mut Tally) {
+fn priority_floor_flush(
+    st: &mut FloorPriority,
+    buffer: &FloorBuffer,
+    spare: &mut Vec<(Key, i32)>,
+    t: &mut Tally,
+) {
     if buffer.len.load(Ordering::Acquire) == 0 {
         return;
     }

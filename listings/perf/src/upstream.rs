@@ -10,7 +10,10 @@ use faithful_workqueue::delaying_queue::DelayingQueue;
 use faithful_workqueue::priorityqueue::PriorityQueue;
 use faithful_workqueue::queue::Queue;
 
-use crate::{Checksum, Key, Outcome, SEED, Sizes, SplitMix64, current_thread_runtime, key, multi_thread_runtime};
+use crate::{
+    Checksum, Key, Outcome, SEED, Sizes, SplitMix64, current_thread_runtime,
+    key, multi_thread_runtime,
+};
 
 /// The upstream rows: our name, upstream's test binary, its benchmark.
 pub const UPSTREAM: [(&str, &str, &str); 5] = [
@@ -102,7 +105,8 @@ fn pq_add_only(n: u64) -> Outcome {
 /// iteration `Add(i)` for i in 0..1000. Smoke: 10,000 items, 10 workers.
 fn pq_add_lock_contended(n: u64, s: &Sizes) -> Outcome {
     let smoke = s.keys == crate::SMOKE.keys;
-    let (items, workers) = if smoke { (10_000, 10) } else { (1_000_000, 1_000) };
+    let (items, workers) =
+        if smoke { (10_000, 10) } else { (1_000_000, 1_000) };
     let rt = multi_thread_runtime();
     rt.block_on(async move {
         tokio::spawn(async move {

@@ -20,7 +20,8 @@ struct Line {
     checksum: String,
 }
 
-const WORKLOADS: [&str; 6] = ["cycles-1", "cycles-2", "cycles-8", "burst", "delaying", "priority"];
+const WORKLOADS: [&str; 6] =
+    ["cycles-1", "cycles-2", "cycles-8", "burst", "delaying", "priority"];
 
 fn run(program: &Path, args: &[&str]) -> Vec<Line> {
     workload_lines(program, args, &output(program, args))
@@ -29,10 +30,21 @@ fn run(program: &Path, args: &[&str]) -> Vec<Line> {
 /// What a run at smoke sizes printed, after checking that it succeeded.
 fn output(program: &Path, args: &[&str]) -> String {
     let what = format!("{} {}", program.display(), args.join(" "));
-    let out = Command::new(program).args(args).output().unwrap_or_else(|e| panic!("{what}: cannot start: {e}"));
-    assert!(out.status.success(), "{what} failed ({}):\n{}", out.status, String::from_utf8_lossy(&out.stderr));
+    let out = Command::new(program)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{what}: cannot start: {e}"));
+    assert!(
+        out.status.success(),
+        "{what} failed ({}):\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stderr)
+    );
     let stdout = String::from_utf8(out.stdout).expect("UTF-8 output");
-    assert!(stdout.contains("sizes=smoke"), "{what} did not run at smoke sizes:\n{stdout}");
+    assert!(
+        stdout.contains("sizes=smoke"),
+        "{what} did not run at smoke sizes:\n{stdout}"
+    );
     stdout
 }
 
@@ -44,10 +56,22 @@ fn workload_lines(program: &Path, args: &[&str], stdout: &str) -> Vec<Line> {
         .filter(|l| !l.starts_with('#'))
         .map(|l| {
             let f: Vec<&str> = l.split('\t').collect();
-            assert_eq!(f.len(), 5, "{what}: not `workload ops elapsed_ns handouts checksum`: {l:?}");
-            let number = |s: &str| s.parse::<u64>().unwrap_or_else(|e| panic!("{what}: {s:?} in {l:?}: {e}"));
+            assert_eq!(
+                f.len(),
+                5,
+                "{what}: not `workload ops elapsed_ns handouts checksum`: {l:?}"
+            );
+            let number = |s: &str| {
+                s.parse::<u64>()
+                    .unwrap_or_else(|e| panic!("{what}: {s:?} in {l:?}: {e}"))
+            };
             assert!(number(f[2]) > 0, "{what}: no time elapsed in {l:?}");
-            Line { workload: f[0].to_owned(), ops: number(f[1]), handouts: number(f[3]), checksum: f[4].to_owned() }
+            Line {
+                workload: f[0].to_owned(),
+                ops: number(f[1]),
+                handouts: number(f[3]),
+                checksum: f[4].to_owned(),
+            }
         })
         .collect()
 }
@@ -79,8 +103,10 @@ fn rounds(stdout: &str) -> Vec<(f64, f64, Option<f64>)> {
 /// Builds the Go side into the tests' scratch directory, under a name of the
 /// test's own (the tests run at the same time).
 fn build_go(go: &Path, test: &str) -> PathBuf {
-    let listings = Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("listings/");
-    let go_bin = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!("go-workqueue-perf-{test}"));
+    let listings =
+        Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("listings/");
+    let go_bin = Path::new(env!("CARGO_TARGET_TMPDIR"))
+        .join(format!("go-workqueue-perf-{test}"));
     let build = Command::new(go)
         .current_dir(listings)
         .args(["build", "-o"])
@@ -90,20 +116,32 @@ fn build_go(go: &Path, test: &str) -> PathBuf {
         .env("GOTOOLCHAIN", "local")
         .output()
         .expect("go build starts");
-    assert!(build.status.success(), "go build ./perf/go failed:\n{}", String::from_utf8_lossy(&build.stderr));
+    assert!(
+        build.status.success(),
+        "go build ./perf/go failed:\n{}",
+        String::from_utf8_lossy(&build.stderr)
+    );
     go_bin
 }
 
 /// `go`, or `None` (having said why) when it is missing outside CI.
 fn go_or_skip(test: &str) -> Option<PathBuf> {
-    let found = Command::new("go").arg("version").output().ok().filter(|o| o.status.success());
+    let found = Command::new("go")
+        .arg("version")
+        .output()
+        .ok()
+        .filter(|o| o.status.success());
     if found.is_some() {
         return Some(PathBuf::from("go"));
     }
     if std::env::var("CI").is_ok_and(|v| v == "true") {
-        panic!("{test}: `go` is not on PATH, and CI=true requires the Go side to run (Go 1.26)");
+        panic!(
+            "{test}: `go` is not on PATH, and CI=true requires the Go side to run (Go 1.26)"
+        );
     }
-    eprintln!("skipped the Go side of {test}: `go` not found on PATH; it needs Go 1.26 and the Go module proxy");
+    eprintln!(
+        "skipped the Go side of {test}: `go` not found on PATH; it needs Go 1.26 and the Go module proxy"
+    );
     None
 }
 
@@ -119,7 +157,11 @@ fn rust_and_go_do_identical_work() {
     let floor = run(rust_bin, &["--smoke", "--floor"]);
     assert_eq!(names(&floor), WORKLOADS);
     for (f, r) in floor.iter().zip(&rust) {
-        assert_eq!(f.ops, r.ops, "{}: the floor counts other ops than the queue", f.workload);
+        assert_eq!(
+            f.ops, r.ops,
+            "{}: the floor counts other ops than the queue",
+            f.workload
+        );
     }
 
     let one = run(rust_bin, &["--smoke", "--workload", "priority"]);
@@ -131,8 +173,17 @@ fn rust_and_go_do_identical_work() {
     let go = run(&go_bin, &["--smoke"]);
     assert_eq!(names(&go), names(&rust), "the two sides run other workloads");
     for (g, r) in go.iter().zip(&rust) {
-        assert_eq!((g.ops, g.handouts), (r.ops, r.handouts), "{}: ops and hand-outs (Go, Rust)", g.workload);
-        assert_eq!(g.checksum, r.checksum, "{}: the checksums of the hand-outs differ (Go, Rust)", g.workload);
+        assert_eq!(
+            (g.ops, g.handouts),
+            (r.ops, r.handouts),
+            "{}: ops and hand-outs (Go, Rust)",
+            g.workload
+        );
+        assert_eq!(
+            g.checksum, r.checksum,
+            "{}: the checksums of the hand-outs differ (Go, Rust)",
+            g.workload
+        );
     }
 }
 
@@ -160,8 +211,14 @@ fn upstream_and_hardware_rows_run() {
         let lines = run(rust_bin, &["--smoke", "--workload", row]);
         assert_eq!(names(&lines), [row]);
         assert!(lines[0].ops > 0, "{row}: no ops");
-        let floor = Command::new(rust_bin).args(["--smoke", "--floor", "--workload", row]).output().expect("starts");
-        assert!(!floor.status.success(), "{row} has no floor, yet --floor ran it");
+        let floor = Command::new(rust_bin)
+            .args(["--smoke", "--floor", "--workload", row])
+            .output()
+            .expect("starts");
+        assert!(
+            !floor.status.success(),
+            "{row} has no floor, yet --floor ran it"
+        );
     }
 }
 
@@ -181,29 +238,50 @@ fn both_sides_run_cycles_by_placement() {
     assert_eq!(rust[0].handouts, rust[0].ops);
     let rust_rounds = rounds(&stdout);
     assert_eq!(rust_rounds.len(), 3);
-    assert!(rust_rounds.iter().all(|r| r.2.is_some()), "a Rust cycles round that does not say where its workers ran");
+    assert!(
+        rust_rounds.iter().all(|r| r.2.is_some()),
+        "a Rust cycles round that does not say where its workers ran"
+    );
     let handoff = ["--smoke", "--by-placement", "--workload", "hw-handoff"];
     let stdout = output(rust_bin, &handoff);
-    assert_eq!(names(&workload_lines(rust_bin, &handoff, &stdout)), ["hw-handoff"]);
+    assert_eq!(
+        names(&workload_lines(rust_bin, &handoff, &stdout)),
+        ["hw-handoff"]
+    );
     let handoff_rounds = rounds(&stdout);
     assert_eq!(handoff_rounds.len(), 3);
-    assert!(handoff_rounds.iter().all(|r| r.2.is_none()), "the hand-off has no producer's thread");
-    for wrong in
-        [&["--by-placement", "--workload", "burst"][..], &["--by-placement", "--floor", "--workload", "cycles-2"]]
-    {
+    assert!(
+        handoff_rounds.iter().all(|r| r.2.is_none()),
+        "the hand-off has no producer's thread"
+    );
+    for wrong in [
+        &["--by-placement", "--workload", "burst"][..],
+        &["--by-placement", "--floor", "--workload", "cycles-2"],
+    ] {
         let out = Command::new(rust_bin).args(wrong).output().expect("starts");
         assert!(!out.status.success(), "{wrong:?} ran");
     }
 
-    let Some(go) = go_or_skip("both_sides_run_cycles_by_placement") else { return };
+    let Some(go) = go_or_skip("both_sides_run_cycles_by_placement") else {
+        return;
+    };
     let go_bin = build_go(&go, "both_sides_run_cycles_by_placement");
     let stdout = output(&go_bin, &args);
     let go = workload_lines(&go_bin, &args, &stdout);
     assert_eq!(names(&go), ["cycles-2"]);
-    assert_eq!((go[0].ops, go[0].handouts, &go[0].checksum), (rust[0].ops, rust[0].handouts, &rust[0].checksum));
+    assert_eq!(
+        (go[0].ops, go[0].handouts, &go[0].checksum),
+        (rust[0].ops, rust[0].handouts, &rust[0].checksum)
+    );
     let go_rounds = rounds(&stdout);
     assert_eq!(go_rounds.len(), 3);
-    assert!(go_rounds.iter().all(|r| r.2.is_none()), "Go cannot say where a goroutine ran");
-    let out = Command::new(&go_bin).args(["--by-placement", "--workload", "burst"]).output().expect("starts");
+    assert!(
+        go_rounds.iter().all(|r| r.2.is_none()),
+        "Go cannot say where a goroutine ran"
+    );
+    let out = Command::new(&go_bin)
+        .args(["--by-placement", "--workload", "burst"])
+        .output()
+        .expect("starts");
     assert!(!out.status.success(), "the Go side ran --by-placement on burst");
 }

@@ -4,12 +4,13 @@
 //! `|` into the call and one panel per queue; inside a panel, the header
 //! names the columns (`FIFO dirty processing Len`) and each row gives, in
 //! the same order, a list (`[a b]`, in order), a set (`{a b}`) or a number.
-//! Each panel is drawn as a column of rows, one box per key, ordered
-//! collections with arrows between their keys; a key that is not there
-//! after the previous call is drawn in the accent colour, so the eye finds
-//! what each call changed.
+//! The panels stand side by side, one box per key, ordered collections with
+//! links between their keys; each call is written on a band across both
+//! panels, above what they hold after it. A key that is not there after the
+//! previous call is drawn in the accent colour, so the eye finds what each
+//! call changed.
 
-use crate::svg::{ACCENT, INK, MUTED, RULE, Svg, text_width};
+use crate::svg::{ACCENT, BOX, INK, MUTED, NEW, RULE, Svg, bold_width, mono_width, text_width, wrap};
 
 /// A cell's value: the keys of a collection (ordered or not), or a count.
 #[derive(Debug, Clone, PartialEq)]
@@ -88,78 +89,113 @@ pub fn parse(table: &str) -> Result<Table, String> {
     Ok(Table { panels, rows })
 }
 
-/// A panel's title, from the collections it shows.
-fn title(columns: &[String]) -> String {
+/// A panel's title, in two lines: whose it is, and which queue.
+fn title(columns: &[String]) -> [String; 2] {
     if columns.iter().any(|c| c == "FIFO") {
-        "client-go's queue".into()
+        ["client-go".into(), "workqueue".into()]
     } else if columns.iter().any(|c| c == "ready") {
-        "controller-runtime's priority queue".into()
+        ["controller-runtime".into(), "priority queue".into()]
     } else {
-        columns.join(" / ")
+        [columns.join(" / "), String::new()]
     }
 }
 
-const ROW: f64 = 34.0;
-const KEY: f64 = 22.0;
-const TOP: f64 = 58.0;
+/// Each row is the call, on a band across the picture, above what each
+/// queue holds after it: the two queues stay side by side, and no column
+/// of calls takes a third of the width.
+const CALL: f64 = 18.0;
+const CELLS: f64 = 30.0;
+const ROW: f64 = CALL + CELLS;
+const KEY: f64 = 20.0;
+const TOP: f64 = 66.0;
+const MARGIN: f64 = 10.0;
+const PANEL_GAP: f64 = 18.0;
+/// Space between two keys of an ordered cell, which draws a link in it,
+/// and of a set, whose keys stay closer together than two cells' keys.
+const ORDERED_GAP: f64 = 7.0;
+const SET_GAP: f64 = 4.0;
+/// Space a column keeps beside its widest cell, half on each side.
+const PAD: f64 = 10.0;
+
+fn gap(cell: &Cell) -> f64 {
+    if matches!(cell, Cell::Ordered(_)) { ORDERED_GAP } else { SET_GAP }
+}
+
+fn key_width(key: &str) -> f64 {
+    mono_width(key).max(KEY - 8.0) + 8.0
+}
 
 /// Draws the table.
 pub fn render(table: &str) -> Result<String, String> {
     let t = parse(table)?;
-    let call_width = t.rows.iter().map(|(c, _)| text_width(c)).fold(text_width("call"), f64::max) + 24.0;
 
     // Each column as wide as its widest cell or its name.
     let cell_width = |cell: &Cell| match cell {
         Cell::Ordered(keys) | Cell::Set(keys) => {
-            keys.iter().map(|k| text_width(k).max(KEY - 8.0) + 8.0 + 10.0).sum::<f64>().max(KEY + 10.0)
+            keys.iter().map(|k| key_width(k) + gap(cell)).sum::<f64>().max(KEY + gap(cell)) - gap(cell)
         }
-        Cell::Count(n) => text_width(n) + 10.0,
+        Cell::Count(n) => bold_width(n),
     };
     let mut widths: Vec<Vec<f64>> =
-        t.panels.iter().map(|cols| cols.iter().map(|c| text_width(c) + 16.0).collect()).collect();
+        t.panels.iter().map(|cols| cols.iter().map(|c| text_width(c) + PAD).collect()).collect();
     for (_, row) in &t.rows {
         for (p, panel) in row.iter().enumerate() {
             for (c, cell) in panel.iter().enumerate() {
-                widths[p][c] = widths[p][c].max(cell_width(cell) + 12.0);
+                widths[p][c] = widths[p][c].max(cell_width(cell) + PAD);
             }
         }
     }
-    let panel_gap = 24.0;
-    let mut panel_x = vec![12.0 + call_width];
+    // A title wider than its columns widens the panel's last column.
+    for (p, cols) in t.panels.iter().enumerate() {
+        let [name, queue] = title(cols);
+        let need = bold_width(&name).max(text_width(&queue)) + 8.0;
+        let have: f64 = widths[p].iter().sum();
+        if need > have {
+            *widths[p].last_mut().unwrap() += need - have;
+        }
+    }
+    let mut panel_x = vec![MARGIN];
     for w in &widths {
         let last = *panel_x.last().unwrap();
-        panel_x.push(last + w.iter().sum::<f64>() + panel_gap);
+        panel_x.push(last + w.iter().sum::<f64>() + PANEL_GAP);
     }
-    let width = panel_x.last().unwrap() - panel_gap + 12.0;
-    let height = TOP + t.rows.len() as f64 * ROW + 40.0;
-    let mut svg =
-        Svg::new(width.round(), height.round(), "What each queue holds after each call, from a listing's output");
+    let width = (panel_x.last().unwrap() - PANEL_GAP + MARGIN).round();
+    let note = wrap(
+        "square boxes: an ordered collection, head first; round: a set; blue: new since the row above",
+        width - 2.0 * MARGIN,
+    );
+    let rows_end = TOP + t.rows.len() as f64 * ROW;
+    let height = (rows_end + 10.0 + note.len() as f64 * 16.0 + 8.0).round();
+    let mut svg = Svg::new(width, height, "What each queue holds after each call, from a listing's output");
 
-    // Titles and column names.
-    svg.text(12.0, TOP - 10.0, "start", r#"font-weight="bold""#, "call");
+    // Titles and column names; a rule between the panels, below the titles.
     for (p, cols) in t.panels.iter().enumerate() {
         let x0 = panel_x[p];
         let w: f64 = widths[p].iter().sum();
-        svg.raw(&format!(
-            r#"<rect x="{:.1}" y="8" width="{:.1}" height="{:.1}" rx="6" fill="none" stroke="{RULE}"/>"#,
-            x0 - 6.0,
-            w + 12.0,
-            TOP + t.rows.len() as f64 * ROW - 2.0
-        ));
-        svg.text(x0 + w / 2.0, 26.0, "middle", r#"font-weight="bold""#, &title(cols));
+        let [name, queue] = title(cols);
+        svg.text(x0 + w / 2.0, 22.0, "middle", INK, r#"font-weight="bold""#, &name);
+        if !queue.is_empty() {
+            svg.text(x0 + w / 2.0, 37.0, "middle", INK, "", &queue);
+        }
         let mut x = x0;
         for (c, name) in cols.iter().enumerate() {
-            svg.text(x + 4.0, TOP - 10.0, "start", &format!(r#"fill="{MUTED}""#), name);
+            svg.text(x + PAD / 2.0, TOP - 8.0, "start", MUTED, "", name);
             x += widths[p][c];
+        }
+        if p > 0 {
+            let between = x0 - PANEL_GAP / 2.0;
+            svg.line((between, TOP - 22.0), (between, rows_end), RULE, "");
         }
     }
 
-    // Rows: the call, then each cell's keys as boxes.
+    // Rows: the call on its band, then each cell's keys as boxes.
     let mut previous: Option<&Vec<Vec<Cell>>> = None;
     for (r, (call, row)) in t.rows.iter().enumerate() {
         let y = TOP + r as f64 * ROW;
-        svg.line((8.0, y), (width - 8.0, y), RULE, "");
-        svg.text(12.0, y + ROW / 2.0 + 4.0, "start", r#"font-family="monospace""#, call);
+        svg.rect((1.0, y), (width - 2.0, CALL), 0.0, Some(BOX), None);
+        svg.line((1.0, y), (width - 1.0, y), RULE, "");
+        svg.text(MARGIN, y + 13.0, "start", INK, r#"font-family="monospace""#, call);
+        let middle = y + CALL + CELLS / 2.0;
         for (p, panel) in row.iter().enumerate() {
             let mut x = panel_x[p];
             for (c, cell) in panel.iter().enumerate() {
@@ -168,13 +204,7 @@ pub fn render(table: &str) -> Result<String, String> {
                     Cell::Count(n) => {
                         let changed = before.is_some_and(|b| b != cell);
                         let colour = if changed { ACCENT } else { INK };
-                        svg.text(
-                            x + 6.0,
-                            y + ROW / 2.0 + 4.0,
-                            "start",
-                            &format!(r#"fill="{colour}" font-weight="bold""#),
-                            n,
-                        );
+                        svg.text(x + PAD / 2.0, middle + 4.0, "start", colour, r#"font-weight="bold""#, n);
                     }
                     Cell::Ordered(keys) | Cell::Set(keys) => {
                         let was: &[String] = match before {
@@ -182,25 +212,22 @@ pub fn render(table: &str) -> Result<String, String> {
                             _ => &[],
                         };
                         let ordered = matches!(cell, Cell::Ordered(_));
-                        let mut kx = x + 4.0;
+                        let mut kx = x + PAD / 2.0;
                         if keys.is_empty() {
-                            svg.text(kx + 4.0, y + ROW / 2.0 + 4.0, "start", &format!(r#"fill="{RULE}""#), "-");
+                            svg.text(kx + 4.0, middle + 4.0, "start", MUTED, "", "-");
                         }
                         for (i, key) in keys.iter().enumerate() {
-                            let kw = text_width(key).max(KEY - 8.0) + 8.0;
+                            let kw = key_width(key);
                             let new = previous.is_some()
                                 && was.iter().filter(|k| *k == key).count()
                                     < keys[..=i].iter().filter(|k| *k == key).count();
-                            let (fill, stroke) = if new { ("#ddf4ff", ACCENT) } else { ("#f6f8fa", INK) };
-                            let rx = if ordered { 2 } else { 9 };
-                            svg.raw(&format!(
-                                r#"<rect x="{kx:.1}" y="{:.1}" width="{kw:.1}" height="{KEY}" rx="{rx}" fill="{fill}" stroke="{stroke}"/>"#,
-                                y + (ROW - KEY) / 2.0
-                            ));
-                            svg.text(kx + kw / 2.0, y + ROW / 2.0 + 4.0, "middle", r#"font-family="monospace""#, key);
-                            kx += kw + 10.0;
+                            let (fill, stroke) = if new { (NEW, ACCENT) } else { (BOX, INK) };
+                            let rx = if ordered { 2.0 } else { KEY / 2.0 };
+                            svg.rect((kx, middle - KEY / 2.0), (kw, KEY), rx, Some(fill), Some(stroke));
+                            svg.text(kx + kw / 2.0, middle + 4.0, "middle", INK, r#"font-family="monospace""#, key);
+                            kx += kw + gap(cell);
                             if ordered && i + 1 < keys.len() {
-                                svg.line((kx - 9.0, y + ROW / 2.0), (kx - 2.0, y + ROW / 2.0), MUTED, "");
+                                svg.line((kx - ORDERED_GAP + 1.0, middle), (kx - 1.0, middle), MUTED, "");
                             }
                         }
                     }
@@ -210,10 +237,10 @@ pub fn render(table: &str) -> Result<String, String> {
         }
         previous = Some(row);
     }
-    let y = TOP + t.rows.len() as f64 * ROW;
-    svg.line((8.0, y), (width - 8.0, y), RULE, "");
-    let note = "square boxes: an ordered collection, head first; round: a set; blue: new since the row above";
-    svg.text(12.0, y + 24.0, "start", &format!(r#"fill="{MUTED}""#), note);
+    svg.line((1.0, rows_end), (width - 1.0, rows_end), RULE, "");
+    for (n, line) in note.iter().enumerate() {
+        svg.text(MARGIN, rows_end + 22.0 + n as f64 * 16.0, "start", MUTED, "", line);
+    }
     Ok(svg.finish())
 }
 
@@ -236,10 +263,11 @@ mod tests {
     #[test]
     fn draws_a_box_per_key_and_marks_what_is_new() {
         let svg = render(TABLE).unwrap();
-        assert!(svg.contains("client-go&#x27;s queue") || svg.contains("client-go's queue"));
-        assert!(svg.contains("controller-runtime's priority queue"));
+        for title in [">client-go<", ">workqueue<", ">controller-runtime<", ">priority queue<"] {
+            assert!(svg.contains(title), "no title {title}");
+        }
         // Four keys in all: a in FIFO, dirty and ready, then a in locked.
-        assert_eq!(svg.matches(r#"height="22""#).count(), 4);
+        assert_eq!(svg.matches(r#"height="20.0""#).count(), 4);
         // Only the second row's locked a is new; the first row marks nothing.
         assert_eq!(svg.matches(r##"fill="#ddf4ff""##).count(), 1);
     }

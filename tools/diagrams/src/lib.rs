@@ -13,12 +13,19 @@
 //! - a **collections table** (`call | ... | ...`): what each queue holds after
 //!   each call, one panel per queue; see [`collections`].
 //!
-//! Both are drawn on a white card with dark ink, so they read the same in
-//! the book's light and dark themes.
+//! Both are drawn narrow and tall: at most [`MAX_WIDTH`] wide, so that on a
+//! phone, where the book's stylesheet shrinks a picture to the column, a
+//! 12px label is still drawn at 9px or more. Their colours are dark ink on
+//! a white card, and each carries a class that `theme/listings.css`
+//! recolours in the dark themes (see `svg::Paint`).
 
 pub mod collections;
 pub mod sequence;
 mod svg;
+
+/// The widest a diagram may be: on a 390px phone mdBook's text column is
+/// 350px wide, and 12px labels shrunk by 350/464 are 9px.
+pub const MAX_WIDTH: f64 = 464.0;
 
 /// Draws the diagram for a listing's `output`, choosing the kind from its
 /// header line.
@@ -32,6 +39,14 @@ pub fn render(output: &str) -> Result<String, String> {
     } else {
         Err(format!("no diagram kind has the header line {header:?}"))
     }
+}
+
+/// The `width` attribute of a drawn SVG.
+#[cfg(test)]
+fn width_of(svg: &str) -> f64 {
+    let tag = &svg[..svg.find('>').unwrap()];
+    let at = tag.find(" width=\"").unwrap() + 8;
+    tag[at..].split('"').next().unwrap().parse().unwrap()
 }
 
 #[cfg(test)]
@@ -52,6 +67,24 @@ mod tests {
                 names.dedup();
                 assert_eq!(names.len(), all, "an attribute repeats in <{tag}>");
             }
+        }
+    }
+
+    /// The book's two diagrams, drawn from their listings' committed
+    /// outputs, fit a phone's column without shrinking their labels below
+    /// 9px.
+    #[test]
+    fn the_books_diagrams_are_at_most_max_width_wide() {
+        for (listing, output) in [
+            ("1-3", include_str!("../../../listings/ch01-the-loop/listing-01-03/output.txt")),
+            ("6-2", include_str!("../../../listings/ch06-priority-queue/listing-06-02/output.txt")),
+        ] {
+            let width = super::width_of(&super::render(output).unwrap());
+            assert!(
+                width <= super::MAX_WIDTH,
+                "listing {listing}'s diagram is {width} wide, more than {}",
+                super::MAX_WIDTH
+            );
         }
     }
 

@@ -20,23 +20,34 @@ type Key = &'static str;
 
 // ANCHOR: script
 /// Each key misbehaves in its own way on the first attempt.
-async fn reconcile(key: Key, attempt: usize) -> anyhow::Result<ReconcileResult> {
+async fn reconcile(
+    key: Key,
+    attempt: usize,
+) -> anyhow::Result<ReconcileResult> {
     let first = attempt == 1;
     let outcome = match key {
         "fail" if first => Err(anyhow!("connection refused")),
-        "terminal" => Err(terminal_error(anyhow!("spec.replicas must be >= 0"))),
-        "later" if first => Ok(ReconcileResult::requeue_after(Duration::from_millis(30))),
+        "terminal" => {
+            Err(terminal_error(anyhow!("spec.replicas must be >= 0")))
+        }
+        "later" if first => {
+            Ok(ReconcileResult::requeue_after(Duration::from_millis(30)))
+        }
         "boom" if first => {
             println!("reconcile {key:?} #{attempt} -> panic");
-            // The message of the Go runtime error the twin's nil-map write raises.
+            // The message of the runtime error that the twin's nil-map
+            // write raises.
             panic!("assignment to entry in nil map");
         }
         _ => Ok(ReconcileResult::done()),
     };
     let shown = match &outcome {
-        Ok(r) if !r.requeue_after.is_zero() => format!("requeue after {}", GoDuration(r.requeue_after)),
+        Ok(r) if !r.requeue_after.is_zero() => {
+            format!("requeue after {}", GoDuration(r.requeue_after))
+        }
         Ok(_) => "success".to_owned(),
-        Err(err) => format!("error: {err}").replace("error: terminal error", "terminal error"),
+        Err(err) => format!("error: {err}")
+            .replace("error: terminal error", "terminal error"),
     };
     println!("reconcile {key:?} #{attempt} -> {shown}");
     outcome
@@ -77,7 +88,8 @@ async fn main() {
     // ANCHOR: loop
     // Print the error of each failed reconcile where upstream logs it.
     let log = |err: &anyhow::Error| println!("  log: Reconciler error: {err}");
-    let options = Options { error_log: Some(Arc::new(log)), ..Options::default() };
+    let options =
+        Options { error_log: Some(Arc::new(log)), ..Options::default() };
     let controller = Controller::with_options(queue, reconciler, options);
     // One worker: take an item, reconcile, switch, done. Eight reconciles in
     // all: five first attempts, then the retries of fail, boom and later.
@@ -88,5 +100,8 @@ async fn main() {
 
     let done = done_calls.load(Ordering::SeqCst);
     println!();
-    println!("reconciles: {}, done calls: {done}", reconciles.load(Ordering::SeqCst));
+    println!(
+        "reconciles: {}, done calls: {done}",
+        reconciles.load(Ordering::SeqCst)
+    );
 }

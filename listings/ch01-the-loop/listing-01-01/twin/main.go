@@ -43,14 +43,18 @@ func main() {
 	)
 	// ANCHOR: script
 	// The scripted reconciler. Request type is a plain string key.
-	reconciler := reconcile.TypedFunc[string](func(ctx context.Context, key string) (reconcile.Result, error) {
+	reconciler := reconcile.TypedFunc[string](func(
+		ctx context.Context, key string,
+	) (reconcile.Result, error) {
 		mu.Lock()
 		attempts[key]++
 		n := attempts[key]
 		reconciles++
 		mu.Unlock()
 
-		say := func(outcome string) { fmt.Printf("reconcile %q #%d -> %s\n", key, n, outcome) }
+		say := func(outcome string) {
+			fmt.Printf("reconcile %q #%d -> %s\n", key, n, outcome)
+		}
 		if n > 1 {
 			say("success")
 			return reconcile.Result{}, nil
@@ -101,7 +105,9 @@ func main() {
 		// The controller's logger prints the error of each failed
 		// reconcile into the trace, where it logs "Reconciler error".
 		LogConstructor: func(*string) logr.Logger {
-			return twin.ReconcilerErrors(func(err error) { fmt.Printf("  log: Reconciler error: %v\n", err) })
+			return twin.ReconcilerErrors(func(err error) {
+				fmt.Printf("  log: Reconciler error: %v\n", err)
+			})
 		},
 	})
 	if err != nil {

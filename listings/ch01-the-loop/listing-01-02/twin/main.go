@@ -30,17 +30,19 @@ import (
 func main() {
 	ctrllog.SetLogger(logr.Discard())
 
-	fmt.Println("controller.NewTypedUnmanaged with default options (UsePriorityQueue unset):")
+	fmt.Println("controller.NewTypedUnmanaged, default options (UsePriorityQueue unset):")
 	queue, limiter := build("defaults", nil)
 	_, isPQ := queue.(priorityqueue.PriorityQueue[string])
-	fmt.Printf("  UsePriorityQueue default: %t (queue type %T)\n", isPQ, queue)
+	fmt.Printf("  UsePriorityQueue default: %t\n", isPQ)
+	fmt.Printf("  queue type:   %T\n", queue)
 	describeLimiter(limiter)
 
 	fmt.Println()
 	fmt.Println("the same with UsePriorityQueue: false:")
 	off := false
 	queue, limiter = build("no-pq", &off)
-	fmt.Printf("  queue type %T, wrapping %T\n", queue, field(queue, "TypedRateLimitingInterface"))
+	fmt.Printf("  queue type:   %T\n", queue)
+	fmt.Printf("    wrapping:   %T\n", field(queue, "TypedRateLimitingInterface"))
 	describeLimiter(limiter)
 }
 
@@ -68,10 +70,10 @@ func build(name string, usePQ *bool) (queue any, limiter workqueue.TypedRateLimi
 // describeLimiter prints the limiter's type and asks it for the delays of
 // one item failing again and again, until the delay stops growing.
 func describeLimiter(l workqueue.TypedRateLimiter[string]) {
-	fmt.Printf("  default rate limiter: %T\n", l)
+	fmt.Printf("  rate limiter: %T\n", l)
 	if m, ok := l.(*workqueue.TypedMaxOfRateLimiter[string]); ok {
 		for _, inner := range field(m, "limiters").([]workqueue.TypedRateLimiter[string]) {
-			fmt.Printf("    max of: %T\n", inner)
+			fmt.Printf("    max of:     %T\n", inner)
 		}
 	}
 	var delays []string
@@ -87,7 +89,8 @@ func describeLimiter(l workqueue.TypedRateLimiter[string]) {
 		}
 		last = d
 	}
-	fmt.Printf("  When() for one item failing repeatedly: %s\n", strings.Join(delays, ", "))
+	fmt.Println("  When() for one item failing repeatedly:")
+	fmt.Printf("    %s\n", strings.Join(delays, ", "))
 }
 
 // field reads a field of a struct (or pointer to struct) by name.

@@ -12,7 +12,9 @@ use std::time::Duration;
 use anyhow::anyhow;
 use faithful_workqueue::call_log::CallLog;
 use faithful_workqueue::controller::Controller;
-use faithful_workqueue::default_rate_limiters::{RateLimiter, default_typed_controller_rate_limiter};
+use faithful_workqueue::default_rate_limiters::{
+    RateLimiter, default_typed_controller_rate_limiter,
+};
 use faithful_workqueue::go_duration::GoDuration;
 use faithful_workqueue::priorityqueue::PriorityQueue;
 use faithful_workqueue::rate_limiting_queue::Interface;
@@ -26,7 +28,12 @@ static START: OnceLock<Instant> = OnceLock::new();
 /// One step of the sequence: when, from which participant, to which, what.
 fn step(from: &str, to: &str, what: impl std::fmt::Display) {
     let at = START.get().expect("set in main").elapsed();
-    println!("{:<6} {:<10} {:<10} {what}", GoDuration(at).to_string(), from, to);
+    println!(
+        "{:<6} {:<10} {:<10} {what}",
+        GoDuration(at).to_string(),
+        from,
+        to
+    );
 }
 
 // ANCHOR: limiter
@@ -61,11 +68,13 @@ async fn main() {
     // gives the same 5ms as the default's), with every call on the queue
     // reported: the event source's adds, and the worker's gets and decisions.
     let limiter = Reporting(default_typed_controller_rate_limiter());
-    let queue = CallLog::new(PriorityQueue::with_rate_limiter(limiter), |call| {
-        let from = if call.starts_with("add ") { "source" } else { "worker" };
-        step(from, "queue", call)
-    })
-    .reporting_traffic();
+    let queue =
+        CallLog::new(PriorityQueue::with_rate_limiter(limiter), |call| {
+            let from =
+                if call.starts_with("add ") { "source" } else { "worker" };
+            step(from, "queue", call)
+        })
+        .reporting_traffic();
 
     // ANCHOR: reconcile
     // The first attempt fails; during the second, an update to the object
@@ -77,14 +86,24 @@ async fn main() {
         let attempt = attempts.fetch_add(1, Ordering::SeqCst) + 1;
         let source = source.clone();
         async move {
-            step("worker", "Reconcile", format!("reconcile {key:?} #{attempt}"));
+            step(
+                "worker",
+                "Reconcile",
+                format!("reconcile {key:?} #{attempt}"),
+            );
             if attempt == 2 {
                 source.add(key);
             }
-            let result = if attempt == 1 { Err(anyhow!("connection refused")) } else { Ok(ReconcileResult::done()) };
+            let result = if attempt == 1 {
+                Err(anyhow!("connection refused"))
+            } else {
+                Ok(ReconcileResult::done())
+            };
             match &result {
                 Ok(_) => step("Reconcile", "worker", "ok"),
-                Err(err) => step("Reconcile", "worker", format!("error: {err}")),
+                Err(err) => {
+                    step("Reconcile", "worker", format!("error: {err}"))
+                }
             }
             result
         }

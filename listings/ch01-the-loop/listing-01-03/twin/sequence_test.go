@@ -98,7 +98,9 @@ func TestSequence(t *testing.T) {
 		// every later attempt succeeds.
 		updates, added := make(chan string), make(chan struct{})
 		attempts := 0
-		reconciler := reconcile.TypedFunc[string](func(_ context.Context, key string) (reconcile.Result, error) {
+		reconciler := reconcile.TypedFunc[string](func(
+			_ context.Context, key string,
+		) (reconcile.Result, error) {
 			attempts++
 			step("worker", "Reconcile", fmt.Sprintf("reconcile %q #%d", key, attempts))
 			if attempts == 2 {

@@ -8,7 +8,9 @@ use anyhow::{Context, anyhow};
 use faithful_workqueue::controller::Controller;
 use faithful_workqueue::default_rate_limiters::priority_queue_default_rate_limiter;
 use faithful_workqueue::rate_limiting_queue::RateLimitingQueue;
-use faithful_workqueue::reconcile::{ReconcileResult, TerminalError, terminal_error};
+use faithful_workqueue::reconcile::{
+    ReconcileResult, TerminalError, terminal_error,
+};
 
 // ANCHOR: source_chain
 /// An error of our own whose cause is a terminal error. anyhow's
@@ -40,7 +42,10 @@ fn invalid_spec() -> anyhow::Error {
 /// and reports whether the queue will hand the key out again.
 async fn requeued(result: fn() -> anyhow::Result<ReconcileResult>) -> bool {
     let queue = RateLimitingQueue::new(priority_queue_default_rate_limiter());
-    let controller = Controller::new(queue.clone(), move |_key: &'static str| async move { result() });
+    let controller =
+        Controller::new(queue.clone(), move |_key: &'static str| async move {
+            result()
+        });
     queue.add("default/web");
     controller.process_next_work_item().await;
     queue.len() + queue.waiting_len() > 0
@@ -55,15 +60,23 @@ async fn main() {
     let rows: [(&str, Outcome); 5] = [
         ("plain error", || Err(anyhow!("connection refused"))),
         ("TerminalError", || Err(terminal_error(invalid_spec()))),
-        ("TerminalError + .context()", || Err(terminal_error(invalid_spec())).context("reconciling default/web")),
+        ("TerminalError + .context()", || {
+            Err(terminal_error(invalid_spec()))
+                .context("reconciling default/web")
+        }),
         ("TerminalError as source() of an error", || {
-            Err(anyhow::Error::new(ScaleError { cause: TerminalError::new(invalid_spec()) }))
+            Err(anyhow::Error::new(ScaleError {
+                cause: TerminalError::new(invalid_spec()),
+            }))
         }),
         ("Ok", || Ok(ReconcileResult::done())),
     ];
     // ANCHOR_END: rows
 
-    println!("{:<39}{:<23}{:<18}requeued?", "error", "downcast_ref finds it", "chain() finds it");
+    println!(
+        "{:<39}{:<15}{:<10}requeued?",
+        "error", "downcast_ref?", "chain()?"
+    );
     for (name, result) in rows {
         // ANCHOR: detect
         let (by_downcast, by_chain) = match result() {
@@ -74,14 +87,21 @@ async fn main() {
             Ok(_) => ("-".to_owned(), "-".to_owned()),
         };
         // ANCHOR_END: detect
-        println!("{name:<39}{by_downcast:<23}{by_chain:<18}{}", requeued(result).await);
+        println!(
+            "{name:<39}{by_downcast:<15}{by_chain:<10}{}",
+            requeued(result).await
+        );
     }
 
     // ANCHOR: message
     let err = TerminalError::new(invalid_spec());
     println!();
     println!("TerminalError message : {err}");
-    println!("source()              : {}", err.source().expect("a terminal error wraps its cause"));
-    println!("TerminalError::nil()  : {}", TerminalError::nil()); // upstream's TerminalError(nil)
+    println!(
+        "source()              : {}",
+        err.source().expect("a terminal error wraps its cause")
+    );
+    // What upstream's TerminalError(nil) prints.
+    println!("TerminalError::nil()  : {}", TerminalError::nil());
     // ANCHOR_END: message
 }

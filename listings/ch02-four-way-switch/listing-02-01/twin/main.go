@@ -37,7 +37,8 @@ var cases = []struct {
 }{
 	{"plain error", errors.New("connection refused")},
 	{"TerminalError", reconcile.TerminalError(cause)},
-	{"TerminalError wrapped with %w", fmt.Errorf("updating status: %w", reconcile.TerminalError(cause))},
+	{"TerminalError wrapped with %w",
+		fmt.Errorf("updating status: %w", reconcile.TerminalError(cause))},
 	{"nil", nil},
 }
 
@@ -109,11 +110,13 @@ func main() {
 	drive.Wait(allDone, "timed out waiting for the reconciles") // every case reconciled at least once and marked Done
 	stop()
 
+	fmt.Printf("%-33s%-36srequeued?\n",
+		"error", "errors.Is(err, TerminalError(nil))")
 	for _, c := range cases {
 		// ANCHOR: detect
 		isTerminal := errors.Is(c.err, reconcile.TerminalError(nil))
 		// ANCHOR_END: detect
-		fmt.Printf("%-33serrors.Is(err, TerminalError(nil)) = %-8trequeued? %t\n", c.key, isTerminal, requeued[c.key])
+		fmt.Printf("%-33s%-36t%t\n", c.key, isTerminal, requeued[c.key])
 	}
 	// ANCHOR: message
 	terminal := reconcile.TerminalError(cause)

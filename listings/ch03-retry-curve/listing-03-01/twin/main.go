@@ -29,22 +29,29 @@ const maxDelay = 1000 * time.Second
 func main() {
 	// ANCHOR: limiters
 	printTable(
-		"exponential 5ms..1000s (default with the priority queue)",
+		"exponential 5ms..1000s",
+		"the default with the priority queue",
 		func() workqueue.TypedRateLimiter[string] {
-			return workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, maxDelay)
+			return workqueue.NewTypedItemExponentialFailureRateLimiter[string](
+				5*time.Millisecond, maxDelay)
 		},
 	)
 	fmt.Println()
 	printTable(
-		"DefaultTypedControllerRateLimiter, max of exponential 5ms..1000s and a 10 qps / 100 burst bucket",
+		"DefaultTypedControllerRateLimiter",
+		"max of exponential 5ms..1000s and a 10 qps / 100 burst bucket",
 		workqueue.DefaultTypedControllerRateLimiter[string],
 	)
 	// ANCHOR_END: limiters
 }
 
 // ANCHOR: table
-func printTable(name string, newLimiter func() workqueue.TypedRateLimiter[string]) {
+func printTable(
+	name, about string,
+	newLimiter func() workqueue.TypedRateLimiter[string],
+) {
 	fmt.Printf("limiter: %s\n", name)
+	fmt.Printf("         %s\n", about)
 	fmt.Printf("%-10s%15s%17s\n", "failure", "delay", "cumulative")
 
 	// One item failing over and over: the n-th call to When is the delay
@@ -56,7 +63,8 @@ func printTable(name string, newLimiter func() workqueue.TypedRateLimiter[string
 		delay := limiter.When("my-object")
 		cumulative += delay
 		if n == rows[next] {
-			fmt.Printf("%-10d%15s%17s\n", n, delay, cumulative.Round(time.Second))
+			fmt.Printf("%-10d%15s%17s\n",
+				n, delay, cumulative.Round(time.Second))
 			next++
 		}
 	}

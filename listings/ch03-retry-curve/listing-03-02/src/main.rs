@@ -38,7 +38,11 @@ async fn main() {
     for failure in SHOWN {
         let waited = attempts[failure] - attempts[failure - 1];
         let again_at = attempts[failure] - attempts[0];
-        println!("{failure:<10}{:>15}{:>22}", GoDuration(waited), GoDuration(again_at));
+        println!(
+            "{failure:<10}{:>15}{:>22}",
+            GoDuration(waited),
+            GoDuration(again_at)
+        );
     }
     println!();
     println!("attempts observed: {}", attempts.len());

@@ -57,26 +57,34 @@ func TestRetryCurve(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 
-		c, err := controller.NewTypedUnmanaged("retry-curve", controller.TypedOptions[string]{
-			Reconciler: reconcile.TypedFunc[string](func(context.Context, string) (reconcile.Result, error) {
+		options := controller.TypedOptions[string]{
+			Reconciler: reconcile.TypedFunc[string](func(
+				context.Context, string,
+			) (reconcile.Result, error) {
 				attempts = append(attempts, time.Now()) // virtual time
 				if len(attempts) == wantAttempts {
-					cancel() // stop the controller; its last requeue is never handed out
+					// Stop the controller; its last requeue is never
+					// handed out.
+					cancel()
 				}
 				return reconcile.Result{}, errors.New("connection refused")
 			}),
-		})
+		}
+		c, err := controller.NewTypedUnmanaged("retry-curve", options)
 		if err != nil {
 			t.Fatal(err)
 		}
 		// One object, added once when the controller starts.
-		if err := c.Watch(source.TypedFunc[string](func(_ context.Context, q workqueue.TypedRateLimitingInterface[string]) error {
+		if err := c.Watch(source.TypedFunc[string](func(
+			_ context.Context, q workqueue.TypedRateLimitingInterface[string],
+		) error {
 			q.Add("my-object")
 			return nil
 		})); err != nil {
 			t.Fatal(err)
 		}
-		if err := c.Start(ctx); err != nil { // returns once ctx is cancelled and the worker stopped
+		// Returns once ctx is cancelled and the worker stopped.
+		if err := c.Start(ctx); err != nil {
 			t.Fatal(err)
 		}
 	})

@@ -22,7 +22,10 @@ async fn main() {
     // ANCHOR: limiter
     // The port's counterpart of `Options.RateLimiter`: the limiter goes into
     // the queue the controller is built on.
-    let limiter = ItemExponentialFailureRateLimiter::new(Duration::from_millis(100), Duration::from_secs(30));
+    let limiter = ItemExponentialFailureRateLimiter::new(
+        Duration::from_millis(100),
+        Duration::from_secs(30),
+    );
     let queue = PriorityQueue::with_rate_limiter(limiter);
     let controller = Controller::new(queue.clone(), |_key: &'static str| {
         attempts.lock().unwrap().push(Instant::now());
@@ -40,7 +43,11 @@ async fn main() {
     for failure in 1..ATTEMPTS {
         let waited = attempts[failure] - attempts[failure - 1];
         let again_at = attempts[failure] - attempts[0];
-        println!("{failure:<10}{:>15}{:>22}", GoDuration(waited), GoDuration(again_at));
+        println!(
+            "{failure:<10}{:>15}{:>22}",
+            GoDuration(waited),
+            GoDuration(again_at)
+        );
     }
     println!();
     println!("attempts observed: {}", attempts.len());

@@ -50,22 +50,30 @@ func TestCustomRateLimiter(t *testing.T) {
 		defer cancel()
 
 		// ANCHOR: limiter
-		c, err := controller.NewTypedUnmanaged("retry-curve", controller.TypedOptions[string]{
-			RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[string](100*time.Millisecond, 30*time.Second),
-			Reconciler: reconcile.TypedFunc[string](func(context.Context, string) (reconcile.Result, error) {
+		options := controller.TypedOptions[string]{
+			RateLimiter: workqueue.NewTypedItemExponentialFailureRateLimiter[string](
+				100*time.Millisecond, 30*time.Second),
+			Reconciler: reconcile.TypedFunc[string](func(
+				context.Context, string,
+			) (reconcile.Result, error) {
 				attempts = append(attempts, time.Now()) // virtual time
 				if len(attempts) == wantAttempts {
-					cancel() // stop the controller; its last requeue is never handed out
+					// Stop the controller; its last requeue is never
+					// handed out.
+					cancel()
 				}
 				return reconcile.Result{}, errors.New("connection refused")
 			}),
-		})
+		}
+		c, err := controller.NewTypedUnmanaged("retry-curve", options)
 		// ANCHOR_END: limiter
 		if err != nil {
 			t.Fatal(err)
 		}
 		// One object, added once when the controller starts.
-		if err := c.Watch(source.TypedFunc[string](func(_ context.Context, q workqueue.TypedRateLimitingInterface[string]) error {
+		if err := c.Watch(source.TypedFunc[string](func(
+			_ context.Context, q workqueue.TypedRateLimitingInterface[string],
+		) error {
 			q.Add("default/web")
 			return nil
 		})); err != nil {

@@ -1,6 +1,8 @@
 // What `forget` changes, and what it leaves alone.
 
-use faithful_workqueue::default_rate_limiters::{RateLimiter, priority_queue_default_rate_limiter};
+use faithful_workqueue::default_rate_limiters::{
+    RateLimiter, priority_queue_default_rate_limiter,
+};
 use faithful_workqueue::go_duration::GoDuration;
 use faithful_workqueue::rate_limiting_queue::RateLimitingQueue;
 use std::sync::Arc;
@@ -13,7 +15,11 @@ async fn main() {
     queue.add("a");
     println!("   {:<26}Len()={}", "after Add(\"a\")", queue.len());
     queue.forget(&"a");
-    println!("   {:<26}Len()={}   <- still queued", "after Forget(\"a\")", queue.len());
+    println!(
+        "   {:<26}Len()={}   <- still queued",
+        "after Forget(\"a\")",
+        queue.len()
+    );
     let item = queue.get().await.expect("a is queued");
     queue.done(&item);
     println!("   {:<26}Len()={}", "after Get()+Done()", queue.len());
@@ -26,10 +32,24 @@ async fn main() {
     let queue = RateLimitingQueue::new(limiter.clone());
     println!();
     println!("2. Forget resets the backoff");
-    let delays: Vec<String> = (0..3).map(|_| GoDuration(limiter.when(&"a")).to_string()).collect();
-    println!("   {:<26}{}   NumRequeues={}", "When(\"a\") x3", delays.join(", "), queue.num_requeues(&"a"));
+    let delays: Vec<String> =
+        (0..3).map(|_| GoDuration(limiter.when(&"a")).to_string()).collect();
+    println!(
+        "   {:<26}{}   NumRequeues={}",
+        "When(\"a\") x3",
+        delays.join(", "),
+        queue.num_requeues(&"a")
+    );
     queue.forget(&"a");
-    println!("   {:<26}NumRequeues={}", "after Forget(\"a\")", queue.num_requeues(&"a"));
-    println!("   {:<26}{}   <- the base delay again", "When(\"a\")", GoDuration(limiter.when(&"a")));
+    println!(
+        "   {:<26}NumRequeues={}",
+        "after Forget(\"a\")",
+        queue.num_requeues(&"a")
+    );
+    println!(
+        "   {:<26}{}   <- the base delay again",
+        "When(\"a\")",
+        GoDuration(limiter.when(&"a"))
+    );
     // ANCHOR_END: backoff
 }

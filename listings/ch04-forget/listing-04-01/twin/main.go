@@ -22,8 +22,10 @@ const baseDelay = 5 * time.Millisecond
 func main() {
 	// ANCHOR: membership
 	// The limiter a default controller gets: 5ms doubling up to 1000s.
-	limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[string](baseDelay, 1000*time.Second)
-	queue := workqueue.NewTypedRateLimitingQueueWithConfig(limiter, workqueue.TypedRateLimitingQueueConfig[string]{})
+	limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[string](
+		baseDelay, 1000*time.Second)
+	queue := workqueue.NewTypedRateLimitingQueueWithConfig(limiter,
+		workqueue.TypedRateLimitingQueueConfig[string]{})
 	defer queue.ShutDown()
 
 	fmt.Println("1. Forget does not remove anything from the queue")
@@ -32,7 +34,8 @@ func main() {
 
 	queue.Forget("a")
 	n := queue.Len()
-	row("after Forget(\"a\")", fmt.Sprintf("Len()=%d", n)+note(n == 1, "still queued"))
+	row("after Forget(\"a\")",
+		fmt.Sprintf("Len()=%d", n)+note(n == 1, "still queued"))
 
 	// Only handing the item out and finishing it empties the queue.
 	item, _ := queue.Get()
@@ -49,10 +52,12 @@ func main() {
 	for range 3 {
 		delays = append(delays, limiter.When("a").String())
 	}
-	row("When(\"a\") x3", fmt.Sprintf("%s   NumRequeues=%d", strings.Join(delays, ", "), queue.NumRequeues("a")))
+	row("When(\"a\") x3", fmt.Sprintf("%s   NumRequeues=%d",
+		strings.Join(delays, ", "), queue.NumRequeues("a")))
 
 	queue.Forget("a")
-	row("after Forget(\"a\")", fmt.Sprintf("NumRequeues=%d", queue.NumRequeues("a")))
+	row("after Forget(\"a\")",
+		fmt.Sprintf("NumRequeues=%d", queue.NumRequeues("a")))
 
 	d := limiter.When("a")
 	row("When(\"a\")", d.String()+note(d == baseDelay, "the base delay again"))

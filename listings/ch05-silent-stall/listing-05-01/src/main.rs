@@ -21,8 +21,13 @@ async fn main() {
     queue.forget(&obj);
     queue.done(&obj);
     queue.add("obj");
-    let again = tokio::time::timeout(PATIENCE, queue.get()).await.expect("a done key is handed out again");
-    println!("   Add(\"obj\") again, then Get() returns {:?}", again.expect("not shut down"));
+    let again = tokio::time::timeout(PATIENCE, queue.get())
+        .await
+        .expect("a done key is handed out again");
+    println!(
+        "   Add(\"obj\") again, then Get() returns {:?}",
+        again.expect("not shut down")
+    );
     queue.done(&obj);
     // ANCHOR_END: healthy
 
@@ -40,7 +45,10 @@ async fn main() {
     println!("   100 more Add(\"obj\") calls, then Len()={}", queue.len());
     match tokio::time::timeout(PATIENCE, queue.get()).await {
         Err(_elapsed) => {
-            println!("   Get() timed out after {}: {obj:?} is never handed out again", GoDuration(PATIENCE))
+            println!(
+                "   Get() timed out after {}: {obj:?} is never handed out again",
+                GoDuration(PATIENCE)
+            )
         }
         Ok(item) => println!("   unexpected: Get() returned {item:?}"),
     }

@@ -19,20 +19,31 @@ async fn main() {
         let lease = queue.lease().await.expect("obj is queued");
         queue.forget(lease.item());
         queue.add(*lease.item()); // an event arrives while we work
-        println!("while leased:   Len()={}   (the new event waits in the dirty set)", queue.len());
+        println!(
+            "while leased:   Len()={}   (the new event waits in the dirty set)",
+            queue.len()
+        );
     } // <- the lease drops here, and its Drop calls done
-    println!("lease dropped:  Len()={}   (done moved the dirty key back)", queue.len());
+    println!(
+        "lease dropped:  Len()={}   (done moved the dirty key back)",
+        queue.len()
+    );
     // ANCHOR_END: lease
 
     // ANCHOR: early_return
-    async fn reconcile_with_early_return(queue: &RateLimitingQueue<&'static str>) -> anyhow::Result<()> {
+    async fn reconcile_with_early_return(
+        queue: &RateLimitingQueue<&'static str>,
+    ) -> anyhow::Result<()> {
         let lease = queue.lease().await.expect("obj is queued");
         queue.add(*lease.item());
         anyhow::ensure!(lease.item().is_empty(), "status update conflict");
         Ok(())
     }
     let err = reconcile_with_early_return(&queue).await.unwrap_err();
-    println!("after `?`:      Len()={}   (error \"{err}\"; done ran anyway)", queue.len());
+    println!(
+        "after `?`:      Len()={}   (error \"{err}\"; done ran anyway)",
+        queue.len()
+    );
     // ANCHOR_END: early_return
 
     // ANCHOR: leak
@@ -43,7 +54,8 @@ async fn main() {
     }
     let stalled = tokio::time::timeout(PATIENCE, queue.get()).await.is_err();
     println!(
-        "mem::forget:    Len()={} after 100 adds; Get() timed out after {}: {stalled}",
+        "mem::forget:    Len()={} after 100 adds; \
+         Get() timed out after {}: {stalled}",
         queue.len(),
         GoDuration(PATIENCE)
     );

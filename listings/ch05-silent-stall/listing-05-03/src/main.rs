@@ -22,7 +22,10 @@ fn show(call: &str, queue: &RateLimitingQueue<&'static str>) {
 
 #[tokio::main(flavor = "current_thread", start_paused = true)]
 async fn main() {
-    println!("{:<22}{:<10}{:<10}{:<12}Len()", "call", "FIFO", "dirty", "processing");
+    println!(
+        "{:<22}{:<10}{:<10}{:<12}Len()",
+        "call", "FIFO", "dirty", "processing"
+    );
     // ANCHOR: calls
     let queue = RateLimitingQueue::new(priority_queue_default_rate_limiter());
     queue.add("obj");

@@ -24,7 +24,8 @@ func main() {
 	queuestate.PrintHeader()
 	// ANCHOR: calls
 	queue := workqueue.NewTypedRateLimitingQueue[string](
-		workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, 1000*time.Second))
+		workqueue.NewTypedItemExponentialFailureRateLimiter[string](
+			5*time.Millisecond, 1000*time.Second))
 	defer queue.ShutDown()
 
 	queue.Add("obj")

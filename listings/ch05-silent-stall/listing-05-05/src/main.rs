@@ -82,7 +82,10 @@ impl Trace {
 
     fn line(&mut self, at: u64, event: String) {
         let [a, b, c] = self.holders;
-        self.lines.push(format!("{at:>4}ms  {event:<14}{a} {b} {c}    {}", self.busy));
+        self.lines.push(format!(
+            "{at:>4}ms  {event:<14}{a} {b} {c}    {}",
+            self.busy
+        ));
     }
 }
 
@@ -101,7 +104,8 @@ async fn main() {
         workers.push(tokio::spawn(async move {
             while let Some(key) = queue.get().await {
                 let n = trace.lock().unwrap().got(key, ms());
-                tokio::time::sleep(Duration::from_millis(work[n])).await; // reconcile
+                // reconcile
+                tokio::time::sleep(Duration::from_millis(work[n])).await;
                 trace.lock().unwrap().finished(key, ms());
                 queue.done(&key);
             }
@@ -124,7 +128,11 @@ async fn main() {
     let mut times = t.event_times.clone();
     times.sort();
     times.dedup();
-    assert_eq!(times.len(), t.event_times.len(), "seed {SEED} makes two events coincide");
+    assert_eq!(
+        times.len(),
+        t.event_times.len(),
+        "seed {SEED} makes two events coincide"
+    );
 
     println!("{WORKERS} workers, seed {SEED}");
     println!("  time  event         holders   busy");

@@ -30,7 +30,9 @@ async fn handed_out_again(queue: &RateLimitingQueue<&'static str>) -> String {
             format!("Get() -> {item:?}")
         }
         Ok(None) => "shut down".to_string(),
-        Err(_) => format!("Get() timed out after {}: stalled", GoDuration(PATIENCE)),
+        Err(_) => {
+            format!("Get() timed out after {}: stalled", GoDuration(PATIENCE))
+        }
     }
 }
 
@@ -40,7 +42,11 @@ async fn main() {
     let queue = RateLimitingQueue::new(priority_queue_default_rate_limiter());
     queue.add("obj");
     let start = Instant::now();
-    let result = tokio::time::timeout(Duration::from_secs(30), hung_reconcile(queue.clone())).await;
+    let result = tokio::time::timeout(
+        Duration::from_secs(30),
+        hung_reconcile(queue.clone()),
+    )
+    .await;
     // The timeout dropped the future, and the lease inside it.
     println!(
         "timeout: {} after {}, then Len()={}, {}",
@@ -56,9 +62,16 @@ async fn main() {
     queue.add("obj");
     let task = tokio::spawn(hung_reconcile(queue.clone()));
     tokio::time::sleep(Duration::from_secs(30)).await;
-    println!("abort:   before abort(), Len()={} (the new event waits in the dirty set)", queue.len());
+    println!(
+        "abort:   before abort(), Len()={} (the new event waits in the dirty set)",
+        queue.len()
+    );
     task.abort();
     let cancelled = task.await.is_err_and(|e| e.is_cancelled());
-    println!("abort:   task cancelled: {cancelled}, then Len()={}, {}", queue.len(), handed_out_again(&queue).await);
+    println!(
+        "abort:   task cancelled: {cancelled}, then Len()={}, {}",
+        queue.len(),
+        handed_out_again(&queue).await
+    );
     // ANCHOR_END: abort
 }

@@ -23,7 +23,9 @@ async fn main() {
     let start = Instant::now();
     let at = move || format!("{:<7}", GoDuration(start.elapsed()).to_string());
     let attempts = AtomicUsize::new(0);
-    println!("a reconciler whose future waits (the port drops it at the deadline):");
+    println!(
+        "a reconciler whose future waits (the port drops it at the deadline):"
+    );
 
     // ANCHOR: timeout
     // The first attempt waits an hour on something that never answers; the
@@ -36,20 +38,27 @@ async fn main() {
                 tokio::time::sleep(Duration::from_secs(3600)).await;
                 println!("{} reconcile {key:?} #1 returns", at()); // never printed
             } else {
-                println!("{} reconcile {key:?} #{attempt} starts, returns ok", at());
+                println!(
+                    "{} reconcile {key:?} #{attempt} starts, returns ok",
+                    at()
+                );
             }
             Ok(ReconcileResult::done())
         }
     };
     let options = Options {
         reconciliation_timeout: Some(Duration::from_secs(2)),
-        error_log: Some(Arc::new(move |err: &anyhow::Error| println!("{} Reconciler error: {err}", at()))),
+        error_log: Some(Arc::new(move |err: &anyhow::Error| {
+            println!("{} Reconciler error: {err}", at())
+        })),
         ..Options::default()
     };
     let queue = PriorityQueue::new();
-    let controller = Controller::with_options(queue.clone(), reconciler, options);
+    let controller =
+        Controller::with_options(queue.clone(), reconciler, options);
     queue.add("web");
-    controller.process_next_work_item().await; // #1: dropped at 2s, requeued with backoff
+    // #1: dropped at 2s, requeued with backoff
+    controller.process_next_work_item().await;
     controller.process_next_work_item().await; // #2: 5ms later
     // ANCHOR_END: timeout
 

@@ -58,10 +58,13 @@ func run(t *testing.T, honours bool) {
 		// ANCHOR: timeout
 		// The first attempt waits an hour on something that never answers;
 		// the second returns at once.
-		reconciler := reconcile.TypedFunc[string](func(ctx context.Context, key string) (reconcile.Result, error) {
+		reconciler := reconcile.TypedFunc[string](func(
+			ctx context.Context, key string,
+		) (reconcile.Result, error) {
 			attempts++
 			if attempts > 1 {
-				fmt.Fprintf(stdout, "%s reconcile %q #%d starts, returns ok\n", at(), key, attempts)
+				fmt.Fprintf(stdout,
+					"%s reconcile %q #%d starts, returns ok\n", at(), key, attempts)
 				cancel() // stop the controller after this attempt
 				return reconcile.Result{}, nil
 			}
@@ -75,7 +78,8 @@ func run(t *testing.T, honours bool) {
 			} else {
 				time.Sleep(time.Hour)
 			}
-			fmt.Fprintf(stdout, "%s reconcile %q #1 returns ok, its context: %v\n", at(), key, ctx.Err())
+			fmt.Fprintf(stdout, "%s reconcile %q #1 returns ok, its context: %v\n",
+				at(), key, ctx.Err())
 			cancel()
 			return reconcile.Result{}, nil
 		})

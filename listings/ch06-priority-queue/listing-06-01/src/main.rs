@@ -20,7 +20,8 @@ fn step(queue: &PriorityQueue<&'static str>, what: &str) {
 }
 
 async fn get(queue: &PriorityQueue<&'static str>) -> &'static str {
-    let (key, priority) = queue.get_with_priority().await.expect("not shut down");
+    let (key, priority) =
+        queue.get_with_priority().await.expect("not shut down");
     step(queue, &format!("get -> {key:?} (priority {priority})"));
     key
 }
@@ -57,7 +58,10 @@ async fn main() {
 
     // ANCHOR: ready
     tokio::time::advance(Duration::from_secs(1)).await;
-    step(&queue, &format!("{} later: e is ready", GoDuration(Duration::from_secs(1))));
+    step(
+        &queue,
+        &format!("{} later: e is ready", GoDuration(Duration::from_secs(1))),
+    );
     let e = get(&queue).await; // priority 0 beats the initial list's -100
     queue.done(&e);
     for _ in 0..2 {
@@ -77,21 +81,33 @@ async fn main() {
         queue.add(g); // and no done: the stall of chapter 5
     }
     step(&queue, "no done for g; 100 more add g");
-    let stalled = tokio::time::timeout(PATIENCE, queue.get_with_priority()).await.is_err();
-    println!("{:<44}{}", "get with only g queued", if stalled { "timed out after 500ms" } else { "returned" });
+    let stalled = tokio::time::timeout(PATIENCE, queue.get_with_priority())
+        .await
+        .is_err();
+    println!(
+        "{:<44}{}",
+        "get with only g queued",
+        if stalled { "timed out after 500ms" } else { "returned" }
+    );
     // ANCHOR_END: stall
 
     // ANCHOR: shutdown
     queue.shut_down();
     queue.add("f");
     step(&queue, "shut_down, then add f (ignored)");
-    println!("get after shut_down returns at once: shutdown={}", queue.get_with_priority().await.is_none());
+    println!(
+        "get after shut_down returns at once: shutdown={}",
+        queue.get_with_priority().await.is_none()
+    );
     // No drain: a fresh queue with a ready, unlocked key, shut down.
     let fresh = PriorityQueue::new();
     fresh.add("h");
     step(&fresh, "new queue: add h");
     fresh.shut_down();
     step(&fresh, "shut_down");
-    println!("get returns at once, h not handed out: shutdown={}", fresh.get_with_priority().await.is_none());
+    println!(
+        "get returns at once, h not handed out: shutdown={}",
+        fresh.get_with_priority().await.is_none()
+    );
     // ANCHOR_END: shutdown
 }

@@ -141,7 +141,8 @@ func TestPriorityOrder(t *testing.T) {
 		q.Add("f")
 		step(q, "shut_down, then add f (ignored)")
 		_, _, shutdown := q.GetWithPriority()
-		fmt.Fprintf(stdout, "get after shut_down returns at once: shutdown=%t\n", shutdown)
+		fmt.Fprintf(stdout,
+			"get after shut_down returns at once: shutdown=%t\n", shutdown)
 		<-got
 
 		// No drain: a fresh queue with a ready, unlocked key, shut down.
@@ -154,7 +155,8 @@ func TestPriorityOrder(t *testing.T) {
 		fresh.ShutDown()
 		step(fresh, "shut_down")
 		_, _, shutdown = fresh.GetWithPriority()
-		fmt.Fprintf(stdout, "get returns at once, h not handed out: shutdown=%t\n", shutdown)
+		fmt.Fprintf(stdout,
+			"get returns at once, h not handed out: shutdown=%t\n", shutdown)
 		// ANCHOR_END: shutdown
 	})
 }

@@ -15,17 +15,30 @@ use tokio::time::Instant;
 
 type Key = &'static str;
 
-fn list(open: &str, keys: impl IntoIterator<Item = String>, close: &str) -> String {
+fn list(
+    open: &str,
+    keys: impl IntoIterator<Item = String>,
+    close: &str,
+) -> String {
     format!("{open}{}{close}", keys.into_iter().collect::<Vec<_>>().join(" "))
 }
 
 /// One row: the call, then each queue's collections and its `Len()`.
-fn show(call: &str, client_go: &RateLimitingQueue<Key>, pq: &PriorityQueue<Key>, start: Instant) {
+fn show(
+    call: &str,
+    client_go: &RateLimitingQueue<Key>,
+    pq: &PriorityQueue<Key>,
+    start: Instant,
+) {
     let (c, p) = (client_go.queue().debug_state(), pq.debug_state());
-    let strings = |keys: &[Key]| keys.iter().map(|k| k.to_string()).collect::<Vec<_>>();
-    let waiting = p.waiting.iter().map(|(k, at)| format!("{k}@{}", GoDuration(*at - start)));
+    let strings =
+        |keys: &[Key]| keys.iter().map(|k| k.to_string()).collect::<Vec<_>>();
+    let waiting = p
+        .waiting
+        .iter()
+        .map(|(k, at)| format!("{k}@{}", GoDuration(*at - start)));
     println!(
-        "{call:<22}| {:<9} {:<9} {:<11} {:<4}| {:<9} {:<9} {:<7} {}",
+        "{call:<19}| {:<6} {:<6} {:<10} {:<4}| {:<6} {:<8} {:<6} {}",
         list("[", strings(&c.fifo), "]"),
         list("{", strings(&c.dirty), "}"),
         list("{", strings(&c.processing), "}"),
@@ -40,12 +53,20 @@ fn show(call: &str, client_go: &RateLimitingQueue<Key>, pq: &PriorityQueue<Key>,
 #[tokio::main(flavor = "current_thread", start_paused = true)]
 async fn main() {
     let start = Instant::now();
-    let client_go = RateLimitingQueue::new(default_typed_controller_rate_limiter());
+    let client_go =
+        RateLimitingQueue::new(default_typed_controller_rate_limiter());
     let pq = PriorityQueue::new();
     let show = |call: &str| show(call, &client_go, &pq, start);
     println!(
-        "{:<22}| {:<9} {:<9} {:<11} {:<4}| {:<9} {:<9} {:<7} Len",
-        "call", "FIFO", "dirty", "processing", "Len", "ready", "waiting", "locked"
+        "{:<19}| {:<6} {:<6} {:<10} {:<4}| {:<6} {:<8} {:<6} Len",
+        "call",
+        "FIFO",
+        "dirty",
+        "processing",
+        "Len",
+        "ready",
+        "waiting",
+        "locked"
     );
 
     // ANCHOR: calls

@@ -34,7 +34,7 @@ var stdout = twin.Stdout
 
 func TestMain(m *testing.M) { twin.RunListing(m) }
 
-const rowFormat = "%-22s| %-9s %-9s %-11s %-4v| %-9s %-9s %-7s %v\n"
+const rowFormat = "%-19s| %-6s %-6s %-10s %-4v| %-6s %-8s %-6s %v\n"
 
 func list(open string, keys []string, close string) string {
 	return open + strings.Join(keys, " ") + close
@@ -69,7 +69,7 @@ func TestCollections(t *testing.T) {
 			}
 			show("get -> " + got)
 		}
-		fmt.Fprintf(stdout, "%-22s| %-9s %-9s %-11s %-4s| %-9s %-9s %-7s Len\n",
+		fmt.Fprintf(stdout, "%-19s| %-6s %-6s %-10s %-4s| %-6s %-8s %-6s Len\n",
 			"call", "FIFO", "dirty", "processing", "Len", "ready", "waiting", "locked")
 
 		// ANCHOR: calls

@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use anyhow::anyhow;
 use faithful_workqueue::controller::{Controller, Options};
-use faithful_workqueue::prometheus::{ControllerMetrics, WorkqueueMetricsProvider, samples};
+use faithful_workqueue::prometheus::{
+    ControllerMetrics, WorkqueueMetricsProvider, samples,
+};
 use faithful_workqueue::reconcile::{ReconcileResult, terminal_error};
 use prometheus_client::registry::Registry;
 use tokio::sync::{Notify, mpsc};
@@ -35,14 +37,23 @@ const SHOWN: [&str; 12] = [
 
 // ANCHOR: script
 /// The same script as listing 1-1: each key misbehaves once.
-async fn reconcile(key: Key, attempt: usize) -> anyhow::Result<ReconcileResult> {
+async fn reconcile(
+    key: Key,
+    attempt: usize,
+) -> anyhow::Result<ReconcileResult> {
     let first = attempt == 1;
     let (shown, outcome) = match key {
-        "fail" if first => ("error: connection refused", Err(anyhow!("connection refused"))),
-        "terminal" => {
-            ("terminal error: spec.replicas must be >= 0", Err(terminal_error(anyhow!("spec.replicas must be >= 0"))))
+        "fail" if first => {
+            ("error: connection refused", Err(anyhow!("connection refused")))
         }
-        "later" if first => ("requeue after 30ms", Ok(ReconcileResult::requeue_after(Duration::from_millis(30)))),
+        "terminal" => (
+            "terminal error: spec.replicas must be >= 0",
+            Err(terminal_error(anyhow!("spec.replicas must be >= 0"))),
+        ),
+        "later" if first => (
+            "requeue after 30ms",
+            Ok(ReconcileResult::requeue_after(Duration::from_millis(30))),
+        ),
         "boom" if first => {
             println!("reconcile {key:?} #{attempt} -> panic");
             panic!("boom");
@@ -63,7 +74,9 @@ async fn main() {
     let options = Options {
         name: "demo".to_owned(),
         metrics: Some(ControllerMetrics::register(&mut registry)),
-        workqueue_metrics: Some(Arc::new(WorkqueueMetricsProvider::register(&mut registry))),
+        workqueue_metrics: Some(Arc::new(WorkqueueMetricsProvider::register(
+            &mut registry,
+        ))),
         ..Options::default() // priority queue on, panics recovered, one worker
     };
     // ANCHOR_END: controller
@@ -97,7 +110,8 @@ async fn main() {
         }
     };
     // ANCHOR: controller
-    let controller = Arc::new(Controller::new_typed_unmanaged(reconciler, options));
+    let controller =
+        Arc::new(Controller::new_typed_unmanaged(reconciler, options));
 
     let (events, source) = mpsc::channel(16);
     for key in ["ok", "fail", "terminal", "later", "boom"] {

@@ -79,7 +79,9 @@ func TestWholeController(t *testing.T) {
 		// The scripted reconciler; the request type is a plain string key.
 		// With one worker it is never called concurrently.
 		// ANCHOR: script
-		reconciler := reconcile.TypedFunc[string](func(_ context.Context, key string) (reconcile.Result, error) {
+		reconciler := reconcile.TypedFunc[string](func(
+			_ context.Context, key string,
+		) (reconcile.Result, error) {
 			attempts[key]++
 			n := attempts[key]
 			reconciles++
@@ -89,7 +91,9 @@ func TestWholeController(t *testing.T) {
 				cancel()
 			}
 
-			say := func(outcome string) { fmt.Fprintf(stdout, "reconcile %q #%d -> %s\n", key, n, outcome) }
+			say := func(outcome string) {
+				fmt.Fprintf(stdout, "reconcile %q #%d -> %s\n", key, n, outcome)
+			}
 			if n > 1 {
 				say("success")
 				return reconcile.Result{}, nil
@@ -109,7 +113,8 @@ func TestWholeController(t *testing.T) {
 				return res, nil
 			case "boom":
 				say("panic")
-				panic("boom") // recovered by the controller: RecoverPanic defaults to on
+				// recovered by the controller: RecoverPanic defaults to on
+				panic("boom")
 			}
 			say("success")
 			return reconcile.Result{}, nil

@@ -18,7 +18,10 @@ use tokio::time::Instant;
 fn read(registry: &Registry, family: &str) -> f64 {
     samples(registry)
         .into_iter()
-        .find(|(series, _)| series.starts_with(&format!("{family}{{")) && series.contains(r#"name="stall""#))
+        .find(|(series, _)| {
+            series.starts_with(&format!("{family}{{"))
+                && series.contains(r#"name="stall""#)
+        })
         .map_or(0.0, |(_, value)| value)
 }
 
@@ -49,8 +52,12 @@ async fn main() {
     // ANCHOR_END: stall
 
     // ANCHOR: watch
-    let row = |a: &str, b: &str, c: &str, d: &str, e: &str, f: &str| println!("{a:<9}{b:<7}{c:<7}{d:<6}{e:<25}{f}");
-    row("time", "Len()", "depth", "adds", "unfinished_work_seconds", "longest_running_processor_seconds");
+    let row = |a: &str, b: &str, c: &str, d: &str, e: &str, f: &str| {
+        println!("{a:<9}{b:<7}{c:<7}{d:<6}{e:<17}{f}")
+    };
+    // The two gauges in seconds: workqueue_unfinished_work_seconds and
+    // workqueue_longest_running_processor_seconds.
+    row("time", "Len()", "depth", "adds", "unfinished_work", "longest_running");
     for at in [1, 10, 60].map(Duration::from_secs) {
         tokio::time::advance(got_at + at - Instant::now()).await;
         settle().await;
@@ -60,7 +67,8 @@ async fn main() {
             &read(&registry, "workqueue_depth").to_string(),
             &read(&registry, "workqueue_adds_total").to_string(),
             &read(&registry, "workqueue_unfinished_work_seconds").to_string(),
-            &read(&registry, "workqueue_longest_running_processor_seconds").to_string(),
+            &read(&registry, "workqueue_longest_running_processor_seconds")
+                .to_string(),
         );
     }
     println!();
@@ -73,10 +81,13 @@ async fn main() {
     queue.add("other");
     let _other = queue.get().await.expect("other is queued"); // held until the end
     let other_at = Instant::now();
-    for (at, done) in [(90_000, true), (90_500, false)].map(|(ms, d)| (Duration::from_millis(ms), d)) {
+    for (at, done) in [(90_000, true), (90_500, false)]
+        .map(|(ms, d)| (Duration::from_millis(ms), d))
+    {
         tokio::time::advance(got_at + at - Instant::now()).await;
         settle().await;
-        let longest = read(&registry, "workqueue_longest_running_processor_seconds");
+        let longest =
+            read(&registry, "workqueue_longest_running_processor_seconds");
         row(
             &GoDuration(at).to_string(),
             &queue.len().to_string(),

@@ -44,7 +44,7 @@ import (
 
 const queueName = "stall"
 
-const rowFormat = "%-9s%-7s%-7s%-6s%-25s%s\n"
+const rowFormat = "%-9s%-7s%-7s%-6s%-17s%s\n"
 
 // The listing goes to twin.Stdout; testing's own output goes to stderr.
 var stdout = twin.Stdout
@@ -56,7 +56,8 @@ func TestStallInMetrics(t *testing.T) {
 	synctest.Test(t, func(t *testing.T) {
 		// ANCHOR: stall
 		q := workqueue.NewTypedRateLimitingQueueWithConfig(
-			workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, 1000*time.Second),
+			workqueue.NewTypedItemExponentialFailureRateLimiter[string](
+				5*time.Millisecond, 1000*time.Second),
 			workqueue.TypedRateLimitingQueueConfig[string]{Name: queueName},
 		)
 		defer q.ShutDown()
@@ -72,8 +73,10 @@ func TestStallInMetrics(t *testing.T) {
 		// ANCHOR_END: stall
 
 		// ANCHOR: watch
+		// The two gauges in seconds: workqueue_unfinished_work_seconds and
+		// workqueue_longest_running_processor_seconds.
 		fmt.Fprintf(stdout, rowFormat, "time", "Len()", "depth", "adds",
-			"unfinished_work_seconds", "longest_running_processor_seconds")
+			"unfinished_work", "longest_running")
 		for _, at := range []time.Duration{time.Second, 10 * time.Second, time.Minute} {
 			time.Sleep(time.Until(gotAt.Add(at)))
 			synctest.Wait() // let the queue's ticker goroutine refresh the gauges
@@ -94,7 +97,8 @@ func TestStallInMetrics(t *testing.T) {
 		q.Add("other")
 		_, _ = q.Get() // held until the end
 		otherAt := time.Now()
-		for _, at := range []time.Duration{90 * time.Second, 90*time.Second + 500*time.Millisecond} {
+		half := 500 * time.Millisecond
+		for _, at := range []time.Duration{90 * time.Second, 90*time.Second + half} {
 			time.Sleep(time.Until(gotAt.Add(at)))
 			synctest.Wait()
 			g := gather(t)
@@ -106,9 +110,12 @@ func TestStallInMetrics(t *testing.T) {
 				fmt.Sprint(longest))
 			if at == 90*time.Second {
 				q.Done(item)
-				fmt.Fprintf(stdout, "done(obj) at %s; other, taken at %s, is still held\n", at, otherAt.Sub(gotAt))
+				fmt.Fprintf(stdout,
+					"done(obj) at %s; other, taken at %s, is still held\n",
+					at, otherAt.Sub(gotAt))
 			} else if longest == time.Since(otherAt).Seconds() {
-				fmt.Fprintln(stdout, "the longest-running gauge fell to other's age, not to 0")
+				fmt.Fprintln(stdout,
+					"the longest-running gauge fell to other's age, not to 0")
 			}
 		}
 		// ANCHOR_END: done

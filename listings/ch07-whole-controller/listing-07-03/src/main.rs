@@ -20,7 +20,11 @@ fn logging_queue() -> CallLog<PriorityQueue<Key>> {
 }
 
 /// "boom" panics on its first attempt and succeeds after.
-fn reconciler() -> impl Fn(Key) -> std::future::Ready<anyhow::Result<ReconcileResult>> + Send + Sync + 'static {
+fn reconciler()
+-> impl Fn(Key) -> std::future::Ready<anyhow::Result<ReconcileResult>>
++ Send
++ Sync
++ 'static {
     let attempts: Mutex<HashMap<Key, usize>> = Mutex::default();
     move |key| {
         let attempt = {
@@ -56,12 +60,17 @@ async fn main() {
     println!("RecoverPanic off:");
     let queue = logging_queue();
     let options = Options { recover_panic: false, ..Options::default() };
-    let controller = Controller::with_options(queue.clone(), reconciler(), options);
+    let controller =
+        Controller::with_options(queue.clone(), reconciler(), options);
     queue.add("boom".to_owned());
     // A worker is a task; its panic comes back as a JoinError.
-    let worker = tokio::spawn(async move { controller.process_next_work_item().await });
+    let worker =
+        tokio::spawn(async move { controller.process_next_work_item().await });
     match worker.await {
-        Err(err) if err.is_panic() => println!("the panic left the worker: {}", panic_message(&*err.into_panic())),
+        Err(err) if err.is_panic() => println!(
+            "the panic left the worker: {}",
+            panic_message(&*err.into_panic())
+        ),
         other => println!("the worker did not panic: {other:?}"),
     }
     // ANCHOR_END: propagated

@@ -13,8 +13,9 @@
 // Prometheus text format 0.0.4: controller-runtime does not turn
 // OpenMetrics on), reads the Rust listing's scrape from its committed
 // output.txt (which the test suite checks against a fresh run of the
-// listing), and prints every way in which the two differ, computed line by
-// line. The two scrapes differ by nature, so this twin commits its own
+// listing; it prints the scrape family by family, and exposition puts the
+// text back together), and prints every way in which the two differ,
+// computed line by line. The two scrapes differ by nature, so this twin commits its own
 // output.txt. Run from listings/:
 //
 //	go test -c -o /tmp/listing-07-04.test ./ch07-whole-controller/listing-07-04/twin && (cd ch07-whole-controller/listing-07-04/twin && /tmp/listing-07-04.test)
@@ -93,7 +94,7 @@ func TestScrape(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	compare(parse(text.String()), parse(string(rust)))
+	compare(parse(text.String()), parse(exposition(string(rust))))
 	// ANCHOR_END: scrape
 }
 
@@ -165,6 +166,46 @@ func parse(text string) scrape {
 	return s
 }
 
+// exposition is the scrape that the Rust listing prints family by family:
+// a family's name and type on a line of their own, its help text on "  # "
+// lines, then each sample without the family's name, its value after the
+// padding. A line outside a family (# EOF) is the scrape's own.
+func exposition(table string) string {
+	var text strings.Builder
+	var family, typ string
+	var help []string
+	flush := func() { // the family's # HELP and # TYPE, once its help is read
+		if family != "" && help != nil {
+			fmt.Fprintf(&text, "# HELP %s %s\n# TYPE %s %s\n",
+				family, strings.Join(help, " "), family, typ)
+			help = nil
+		}
+	}
+	for _, line := range strings.Split(strings.TrimSuffix(table, "\n"), "\n") {
+		switch {
+		case strings.HasPrefix(line, "  # "):
+			help = append(help, strings.TrimPrefix(line, "  # "))
+		case strings.HasPrefix(line, "  "):
+			flush()
+			// The value is after the last space; the padding before it
+			// is the table's.
+			body := strings.TrimSpace(line)
+			cut := strings.LastIndex(body, " ")
+			series, value := strings.TrimRight(body[:cut], " "), body[cut+1:]
+			fmt.Fprintf(&text, "%s%s %s\n", family, series, value)
+		case strings.HasPrefix(line, "#"):
+			flush()
+			family = ""
+			text.WriteString(line + "\n")
+		default:
+			flush()
+			family, typ, _ = strings.Cut(line, " ")
+		}
+	}
+	flush()
+	return text.String()
+}
+
 func parseSample(line string) sample {
 	head, value, _ := strings.Cut(line, " ")
 	name, rest, _ := strings.Cut(head, "{")
@@ -178,17 +219,17 @@ func parseSample(line string) sample {
 }
 
 // tally counts the shared families or lines that differ in one way, and
-// keeps the first example.
+// keeps the first example: what Go has, and what Rust has.
 type tally struct {
 	n, of   int
-	example string
+	example [2]string
 }
 
-func (t *tally) see(differs bool, example string) {
+func (t *tally) see(differs bool, inGo, inRust string) {
 	t.of++
 	if differs {
 		if t.n == 0 {
-			t.example = example
+			t.example = [2]string{inGo, inRust}
 		}
 		t.n++
 	}
@@ -250,11 +291,12 @@ func compare(goScrape, rustScrape scrape) {
 	var help, helpOther, doubled, declared, typ, seriesOnly, values, bounds, spelling, labelOrder, lineOrder tally
 	for _, name := range shared {
 		g, r := goScrape.families[name], rustScrape.families[name]
-		help.see(r.help == g.help+".", fmt.Sprintf("%q / %q", g.help, r.help))
-		helpOther.see(g.help != r.help && r.help != g.help+".", fmt.Sprintf("%q / %q", g.help, r.help))
-		doubled.see(strings.HasSuffix(r.help, ".."), fmt.Sprintf("%q / %q", g.help, r.help))
-		declared.see(g.declared != r.declared, fmt.Sprintf("# TYPE %s / # TYPE %s", g.declared, r.declared))
-		typ.see(g.typ != r.typ, g.typ+" / "+r.typ)
+		gh, rh := strconv.Quote(g.help), strconv.Quote(r.help)
+		help.see(r.help == g.help+".", gh, rh)
+		helpOther.see(g.help != r.help && r.help != g.help+".", gh, rh)
+		doubled.see(strings.HasSuffix(r.help, ".."), gh, rh)
+		declared.see(g.declared != r.declared, "# TYPE "+g.declared, "# TYPE "+r.declared)
+		typ.see(g.typ != r.typ, g.typ, r.typ)
 
 		goSamples, rustSamples := map[string]sample{}, map[string]sample{}
 		var goOrder, rustOrder []string
@@ -268,11 +310,11 @@ func compare(goScrape, rustScrape scrape) {
 		}
 		for _, key := range goOrder {
 			_, inRust := rustSamples[key]
-			seriesOnly.see(!inRust, key+" (Go)")
+			seriesOnly.see(!inRust, key, "-")
 		}
 		for _, key := range rustOrder {
 			if _, inGo := goSamples[key]; !inGo {
-				seriesOnly.see(true, key+" (Rust)")
+				seriesOnly.see(true, "-", key)
 			}
 		}
 		for _, key := range goOrder {
@@ -282,10 +324,10 @@ func compare(goScrape, rustScrape scrape) {
 			}
 			gv, _ := strconv.ParseFloat(gs.value, 64)
 			rv, _ := strconv.ParseFloat(rs.value, 64)
-			values.see(gv != rv, fmt.Sprintf("%s: %s / %s", key, gs.value, rs.value))
+			values.see(gv != rv, key+": "+gs.value, key+": "+rs.value)
 			// The same number written differently, in the value or in le.
 			sp := gs.value != rs.value && gv == rv
-			example := fmt.Sprintf("%s / %s", gs.value, rs.value)
+			example := [2]string{gs.value, rs.value}
 			for _, l := range gs.labels {
 				for _, m := range rs.labels {
 					if l[0] != "le" || m[0] != "le" {
@@ -293,25 +335,29 @@ func compare(goScrape, rustScrape scrape) {
 					}
 					gb, _ := strconv.ParseFloat(l[1], 64)
 					rb, _ := strconv.ParseFloat(m[1], 64)
-					bounds.see(gb != rb, fmt.Sprintf("le=%q / le=%q", l[1], m[1]))
+					gl, rl := fmt.Sprintf("le=%q", l[1]), fmt.Sprintf("le=%q", m[1])
+					bounds.see(gb != rb, gl, rl)
 					if gb == rb && l[1] != m[1] {
 						sp = true
-						example = fmt.Sprintf("le=%q / le=%q", l[1], m[1])
+						example = [2]string{gl, rl}
 					}
 				}
 			}
-			spelling.see(sp, example)
-			labelOrder.see(!sameOrder(gs.labels, rs.labels), labelsText(gs)+" / "+labelsText(rs))
+			spelling.see(sp, example[0], example[1])
+			labelOrder.see(!sameOrder(gs.labels, rs.labels), labelsText(gs), labelsText(rs))
 		}
 		lineOrder.see(strings.Join(goOrder, "\n") != strings.Join(rustOrder, "\n"),
-			fmt.Sprintf("%s first / %s first", g.samples[0].name, r.samples[0].name))
+			g.samples[0].name+" first", r.samples[0].name+" first")
 	}
+	// A row per way, and under it the first example, Go's and Rust's.
 	row := func(what string, t tally, unit string) {
 		if t.n == 0 {
 			out("%-34s none of %d %s", what+":", t.of, unit)
 			return
 		}
-		out("%-34s %d of %d %s, e.g. (Go / Rust) %s", what+":", t.n, t.of, unit, t.example)
+		out("%-34s %d of %d %s, for example", what+":", t.n, t.of, unit)
+		out("  Go:   %s", t.example[0])
+		out("  Rust: %s", t.example[1])
 	}
 	row("series in one scrape only", seriesOnly, "series")
 	row("values", values, "samples")
@@ -324,7 +370,9 @@ func compare(goScrape, rustScrape scrape) {
 	row("the same number written otherwise", spelling, "samples")
 	row("label order", labelOrder, "samples")
 	row("order of a family's lines", lineOrder, "families")
-	out("%-34s %q / %q", "last line (Go / Rust):", goScrape.last, rustScrape.last)
+	out("last line:")
+	out("  Go:   %s", goScrape.last)
+	out("  Rust: %s", rustScrape.last)
 }
 
 func sameOrder(a, b [][2]string) bool {

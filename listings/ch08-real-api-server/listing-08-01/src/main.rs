@@ -40,23 +40,42 @@ async fn main() -> Result<()> {
     header();
     // ANCHOR: phases
     // The initial list: both objects existed before the watch started.
-    let first = c.first("the reconciles of the initial list", &["cm-a", "cm-b"]).await?;
+    let first = c
+        .first("the reconciles of the initial list", &["cm-a", "cm-b"])
+        .await?;
     row("create, in the initial list", "cm-a", Some(first["cm-a"]));
     row("create, in the initial list", "cm-b", Some(first["cm-b"]));
 
     config_map(&api, "cm-c", "step", "created").await?;
-    row("create, after the start", "cm-c", Some(c.next("cm-c", "created").await?));
+    row(
+        "create, after the start",
+        "cm-c",
+        Some(c.next("cm-c", "created").await?),
+    );
 
     set_data(&api, "cm-a", "step", "changed").await?;
-    row("update, resource version changed", "cm-a", Some(c.next("cm-a", "changed").await?));
+    row(
+        "update, resource version changed",
+        "cm-a",
+        Some(c.next("cm-a", "changed").await?),
+    );
     if started.elapsed() >= RESYNC {
-        bail!("the phases before the resync took {:?}, longer than the resync period", started.elapsed());
+        bail!(
+            "the phases before the resync took {:?}, longer than the resync period",
+            started.elapsed()
+        );
     }
 
     // The resync: every object again.
-    let resynced = c.first("the reconciles of the first resync", &["cm-a", "cm-b", "cm-c"]).await?;
+    let resynced = c
+        .first("the reconciles of the first resync", &["cm-a", "cm-b", "cm-c"])
+        .await?;
     for name in ["cm-a", "cm-b", "cm-c"] {
-        row("update, resync (same resource version)", name, Some(resynced[name]));
+        row(
+            "update, resync (same resource version)",
+            name,
+            Some(resynced[name]),
+        );
     }
     // ANCHOR_END: phases
     c.queue.shut_down();

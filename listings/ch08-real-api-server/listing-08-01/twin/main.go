@@ -72,19 +72,25 @@ func main() {
 	priorities.Row("create, in the initial list", "cm-b", first["cm-b"], true)
 
 	apiserver.ConfigMap(ctx, cs, ns, "cm-c", "step", "created")
-	priorities.Row("create, after the start", "cm-c", c.Next("cm-c", "created"), true)
+	priorities.Row("create, after the start",
+		"cm-c", c.Next("cm-c", "created"), true)
 
 	apiserver.SetData(ctx, cs, ns, "cm-a", "step", "changed")
-	priorities.Row("update, resource version changed", "cm-a", c.Next("cm-a", "changed"), true)
+	priorities.Row("update, resource version changed",
+		"cm-a", c.Next("cm-a", "changed"), true)
 	if time.Since(started) > earliestResync {
-		apiserver.Fail("the phases before the resync took %s, longer than %s: a resync may have mixed in", time.Since(started).Round(time.Second), earliestResync)
+		apiserver.Fail("the phases before the resync took %s, longer than %s: "+
+			"a resync may have mixed in",
+			time.Since(started).Round(time.Second), earliestResync)
 	}
 
 	// The resync: every object again, as an update whose old and new
 	// resource versions are the same.
-	resynced := c.First("the reconciles of the first resync", "cm-a", "cm-b", "cm-c")
+	resynced := c.First("the reconciles of the first resync",
+		"cm-a", "cm-b", "cm-c")
 	for _, name := range []string{"cm-a", "cm-b", "cm-c"} {
-		priorities.Row("update, resync (same resource version)", name, resynced[name], true)
+		priorities.Row("update, resync (same resource version)",
+			name, resynced[name], true)
 	}
 	// ANCHOR_END: phases
 }

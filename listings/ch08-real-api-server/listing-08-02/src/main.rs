@@ -19,7 +19,9 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use anyhow::{Result, bail};
-use cluster_support::{Cache, config_map, enqueue_every_change, set_data, step_of, until};
+use cluster_support::{
+    Cache, config_map, enqueue_every_change, set_data, step_of, until,
+};
 use faithful_workqueue::default_rate_limiters::default_typed_controller_rate_limiter;
 use faithful_workqueue::queue::QueueState;
 use faithful_workqueue::rate_limiting_queue::RateLimitingQueue;
@@ -33,7 +35,11 @@ const UPDATES: u32 = 20;
 type Last = Arc<Mutex<BTreeMap<String, u32>>>;
 
 // ANCHOR: worker
-async fn process_next_work_item(queue: &RateLimitingQueue<String>, cache: &Cache, last: &Last) -> bool {
+async fn process_next_work_item(
+    queue: &RateLimitingQueue<String>,
+    cache: &Cache,
+    last: &Last,
+) -> bool {
     let Some(key) = queue.get().await else { return false };
     if sync_handler(&key, cache, last).is_err() {
         queue.add_rate_limited(key);
@@ -55,7 +61,12 @@ fn sync_handler(name: &str, cache: &Cache, last: &Last) -> Result<()> {
     Ok(())
 }
 
-async fn worker(queue: RateLimitingQueue<String>, cache: Cache, last: Last, processed: UnboundedSender<()>) {
+async fn worker(
+    queue: RateLimitingQueue<String>,
+    cache: Cache,
+    last: Last,
+    processed: UnboundedSender<()>,
+) {
     while process_next_work_item(&queue, &cache, &last).await {
         let _ = processed.send(());
     }
@@ -75,8 +86,12 @@ async fn main() -> Result<()> {
     let (tx, mut processed) = unbounded_channel();
     tokio::spawn(worker(queue.clone(), cache, last.clone(), tx));
     let last_step = |name: &str| last.lock().unwrap().get(name).copied();
-    until(&mut processed, || last_step("cm-ok").is_some() && last_step("cm-stuck").is_some(), "the first reconciles")
-        .await?;
+    until(
+        &mut processed,
+        || last_step("cm-ok").is_some() && last_step("cm-stuck").is_some(),
+        "the first reconciles",
+    )
+    .await?;
 
     // ANCHOR: updates
     for step in 1..=UPDATES {
@@ -84,9 +99,13 @@ async fn main() -> Result<()> {
         set_data(&api, "cm-ok", "step", &step.to_string()).await?;
     }
     // Done with cm-ok's last update, and nothing else waiting or running.
-    let settled =
-        || last_step("cm-ok") == Some(UPDATES) && queue.is_empty() && queue.queue().debug_state().processing.len() == 1;
-    until(&mut processed, settled, "the reconcile of cm-ok's last update").await?;
+    let settled = || {
+        last_step("cm-ok") == Some(UPDATES)
+            && queue.is_empty()
+            && queue.queue().debug_state().processing.len() == 1
+    };
+    until(&mut processed, settled, "the reconcile of cm-ok's last update")
+        .await?;
     // ANCHOR_END: updates
 
     println!("after {UPDATES} updates to each object through the API server:");

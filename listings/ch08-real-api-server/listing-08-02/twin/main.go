@@ -121,7 +121,8 @@ func main() {
 	// Done with cm-ok's last update, and nothing else waiting or running.
 	settled := func() bool {
 		step, _ := c.lastStep("cm-ok")
-		return step == updates && c.queue.Len() == 0 && len(queuestate.Read(c.queue).Processing) == 1
+		processing := queuestate.Read(c.queue).Processing
+		return step == updates && c.queue.Len() == 0 && len(processing) == 1
 	}
 	apiserver.Until(c.seen, settled, "the reconcile of cm-ok's last update")
 	// ANCHOR_END: updates

@@ -14,7 +14,9 @@ use std::collections::BTreeMap;
 use std::sync::{Arc, Mutex};
 
 use anyhow::{Result, bail};
-use cluster_support::{Cache, config_map, enqueue_every_change, set_data, step_of, until};
+use cluster_support::{
+    Cache, config_map, enqueue_every_change, set_data, step_of, until,
+};
 use faithful_workqueue::default_rate_limiters::default_typed_controller_rate_limiter;
 use faithful_workqueue::rate_limiting_queue::RateLimitingQueue;
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -27,7 +29,11 @@ const UPDATES: u32 = 20;
 type Last = Arc<Mutex<BTreeMap<String, u32>>>;
 
 // ANCHOR: worker
-async fn process_next_work_item(queue: &RateLimitingQueue<String>, cache: &Cache, last: &Last) -> bool {
+async fn process_next_work_item(
+    queue: &RateLimitingQueue<String>,
+    cache: &Cache,
+    last: &Last,
+) -> bool {
     let Some(lease) = queue.lease().await else { return false };
     if sync_handler(&lease, cache, last).is_err() {
         queue.add_rate_limited(lease.clone());
@@ -48,7 +54,12 @@ fn sync_handler(name: &str, cache: &Cache, last: &Last) -> Result<()> {
     Ok(())
 }
 
-async fn worker(queue: RateLimitingQueue<String>, cache: Cache, last: Last, processed: UnboundedSender<()>) {
+async fn worker(
+    queue: RateLimitingQueue<String>,
+    cache: Cache,
+    last: Last,
+    processed: UnboundedSender<()>,
+) {
     while process_next_work_item(&queue, &cache, &last).await {
         let _ = processed.send(());
     }
@@ -68,18 +79,28 @@ async fn main() -> Result<()> {
     let (tx, mut processed) = unbounded_channel();
     tokio::spawn(worker(queue.clone(), cache, last.clone(), tx));
     let last_step = |name: &str| last.lock().unwrap().get(name).copied();
-    until(&mut processed, || last_step("cm-ok").is_some() && last_step("cm-stuck").is_some(), "the first reconciles")
-        .await?;
+    until(
+        &mut processed,
+        || last_step("cm-ok").is_some() && last_step("cm-stuck").is_some(),
+        "the first reconciles",
+    )
+    .await?;
 
     for step in 1..=UPDATES {
         set_data(&api, "cm-stuck", "step", &step.to_string()).await?;
         set_data(&api, "cm-ok", "step", &step.to_string()).await?;
     }
     // cm-stuck still fails every time, but each retry reads its latest data.
-    let both = || last_step("cm-ok") == Some(UPDATES) && last_step("cm-stuck") == Some(UPDATES);
-    until(&mut processed, both, "the reconciles of both objects' last updates").await?;
+    let both = || {
+        last_step("cm-ok") == Some(UPDATES)
+            && last_step("cm-stuck") == Some(UPDATES)
+    };
+    until(&mut processed, both, "the reconciles of both objects' last updates")
+        .await?;
 
-    println!("after {UPDATES} updates to each object through the API server, with the lease:");
+    println!(
+        "after {UPDATES} updates to each object through the API server, with the lease:"
+    );
     println!("{:<10} last step reconciled", "object");
     for name in ["cm-ok", "cm-stuck"] {
         println!("{name:<10} {}", last_step(name).unwrap_or_default());

@@ -19,7 +19,9 @@ use std::sync::Arc;
 use anyhow::{Context, Result};
 use cluster_support::{config_map, receive, scrape};
 use faithful_workqueue::controller::{Controller, Options};
-use faithful_workqueue::prometheus::{ControllerMetrics, WorkqueueMetricsProvider, encode, encode_prometheus_text};
+use faithful_workqueue::prometheus::{
+    ControllerMetrics, WorkqueueMetricsProvider, encode, encode_prometheus_text,
+};
 use faithful_workqueue::reconcile::ReconcileResult;
 use futures::TryStreamExt;
 use k8s_openapi::api::core::v1::ConfigMap;
@@ -39,14 +41,22 @@ async fn serve_metrics(listener: TcpListener, registry: Arc<Registry>) {
     while let Ok((mut conn, _)) = listener.accept().await {
         let mut request = [0u8; 4096];
         let n = conn.read(&mut request).await.unwrap_or(0);
-        let wants_open_metrics = String::from_utf8_lossy(&request[..n]).contains("application/openmetrics-text");
+        let wants_open_metrics = String::from_utf8_lossy(&request[..n])
+            .contains("application/openmetrics-text");
         let (body, content_type) = if wants_open_metrics {
-            (encode(&registry), "application/openmetrics-text; version=1.0.0; charset=utf-8")
+            (
+                encode(&registry),
+                "application/openmetrics-text; version=1.0.0; charset=utf-8",
+            )
         } else {
-            (encode_prometheus_text(&registry), "text/plain; version=0.0.4; charset=utf-8")
+            (
+                encode_prometheus_text(&registry),
+                "text/plain; version=0.0.4; charset=utf-8",
+            )
         };
         let head = format!(
-            "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\ncontent-length: {}\r\nconnection: close\r\n\r\n",
+            "HTTP/1.1 200 OK\r\ncontent-type: {content_type}\r\n\
+             content-length: {}\r\nconnection: close\r\n\r\n",
             body.len()
         );
         let _ = conn.write_all(head.as_bytes()).await;
@@ -79,10 +89,14 @@ async fn main() -> Result<()> {
     let options = Options {
         name: "configmap".to_owned(),
         metrics: Some(ControllerMetrics::register(&mut registry)),
-        workqueue_metrics: Some(Arc::new(WorkqueueMetricsProvider::register(&mut registry))),
+        workqueue_metrics: Some(Arc::new(WorkqueueMetricsProvider::register(
+            &mut registry,
+        ))),
         ..Options::default()
     };
-    let listener = TcpListener::bind("127.0.0.1:0").await.context("binding 127.0.0.1:0")?;
+    let listener = TcpListener::bind("127.0.0.1:0")
+        .await
+        .context("binding 127.0.0.1:0")?;
     let address = listener.local_addr()?.to_string();
     tokio::spawn(serve_metrics(listener, Arc::new(registry)));
 
@@ -93,19 +107,25 @@ async fn main() -> Result<()> {
         async move {
             if name == "cm-hang" {
                 let _ = hanging.send(());
-                std::future::pending::<()>().await; // a call without a timeout that never answers
+                // A call without a timeout that never answers.
+                std::future::pending::<()>().await;
             }
             let _ = reconciled_ok.send(());
             Ok(ReconcileResult::done())
         }
     };
-    let controller = Arc::new(Controller::new_typed_unmanaged(reconciler, options));
+    let controller =
+        Arc::new(Controller::new_typed_unmanaged(reconciler, options));
     // ANCHOR_END: controller
 
     // The source: every object the watch lists or changes, by name.
     let (requests, source) = mpsc::channel(16);
     tokio::spawn(async move {
-        let mut events = pin!(watcher(api.clone(), watcher::Config::default()).default_backoff().applied_objects());
+        let mut events = pin!(
+            watcher(api.clone(), watcher::Config::default())
+                .default_backoff()
+                .applied_objects()
+        );
         while let Ok(Some(cm)) = events.try_next().await {
             if requests.send(cm.name_any()).await.is_err() {
                 return;
@@ -117,21 +137,43 @@ async fn main() -> Result<()> {
     // cm-hang is created once cm-ok was reconciled: with one worker (the
     // default), a hang holds up every key queued behind it.
     receive(&mut reconciled, "the reconcile of cm-ok").await?;
-    let api: Api<ConfigMap> = Api::namespaced(cluster_support::client().await?, &ns);
+    let api: Api<ConfigMap> =
+        Api::namespaced(cluster_support::client().await?, &ns);
     config_map(&api, "cm-hang", "step", "0").await?;
     receive(&mut hangs, "the reconcile of cm-hang to start").await?;
 
     // ANCHOR: scrapes
     let get = || http_get(&address, "/metrics");
-    let longest = |s: &str| scrape::value(s, "workqueue_longest_running_processor_seconds", "configmap", &[]);
-    let ok_once =
-        |s: &str| scrape::value(s, "controller_runtime_reconcile_total", "configmap", &[r#"result="success""#]) == 1.0;
+    let longest = |s: &str| {
+        scrape::value(
+            s,
+            "workqueue_longest_running_processor_seconds",
+            "configmap",
+            &[],
+        )
+    };
+    let ok_once = |s: &str| {
+        scrape::value(
+            s,
+            "controller_runtime_reconcile_total",
+            "configmap",
+            &[r#"result="success""#],
+        ) == 1.0
+    };
     // The gauges are updated every 500ms; wait for the first update that
     // saw cm-hang held, then for a later one.
-    let first =
-        scrape::until(get, |s| longest(s) > 0.0 && ok_once(s), "a scrape with cm-hang held and cm-ok reconciled")
-            .await?;
-    let second = scrape::until(get, |s| longest(s) > longest(&first), "a later update of the gauges").await?;
+    let first = scrape::until(
+        get,
+        |s| longest(s) > 0.0 && ok_once(s),
+        "a scrape with cm-hang held and cm-ok reconciled",
+    )
+    .await?;
+    let second = scrape::until(
+        get,
+        |s| longest(s) > longest(&first),
+        "a later update of the gauges",
+    )
+    .await?;
     // ANCHOR_END: scrapes
     save(&first, &second)?;
     scrape::compare(&first, &second, "configmap")
@@ -141,8 +183,10 @@ async fn main() -> Result<()> {
 fn save(first: &str, second: &str) -> Result<()> {
     let Some(dir) = std::env::var_os("SCRAPES_DIR") else { return Ok(()) };
     for (i, s) in [first, second].into_iter().enumerate() {
-        let path = std::path::Path::new(&dir).join(format!("listing-08-04-rust-{}.txt", i + 1));
-        std::fs::write(&path, s).with_context(|| format!("writing {}", path.display()))?;
+        let path = std::path::Path::new(&dir)
+            .join(format!("listing-08-04-rust-{}.txt", i + 1));
+        std::fs::write(&path, s)
+            .with_context(|| format!("writing {}", path.display()))?;
     }
     Ok(())
 }

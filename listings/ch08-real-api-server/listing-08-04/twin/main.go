@@ -53,7 +53,9 @@ func main() {
 	// ANCHOR: reconciler
 	err = ctrl.NewControllerManagedBy(mgr).
 		For(&corev1.ConfigMap{}).
-		Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+		Complete(reconcile.Func(func(
+			ctx context.Context, req reconcile.Request,
+		) (reconcile.Result, error) {
 			if req.Name == "cm-hang" {
 				close(hanging)
 				<-ctx.Done() // a call without a timeout that never answers
@@ -82,13 +84,15 @@ func main() {
 	get := func() string { return apiserver.HTTPGet(url) }
 	// The gauges are updated every 500ms; wait for the first update that
 	// saw cm-hang held, then for a later one.
+	const longest = "workqueue_longest_running_processor_seconds"
 	first := scrape.Until(get, func(s string) bool {
-		return scrape.Value(s, "workqueue_longest_running_processor_seconds", "configmap") > 0 &&
-			scrape.Value(s, "controller_runtime_reconcile_total", "configmap", `result="success"`) == 1
+		return scrape.Value(s, longest, "configmap") > 0 &&
+			scrape.Value(s, "controller_runtime_reconcile_total", "configmap",
+				`result="success"`) == 1
 	}, "a scrape with cm-hang held and cm-ok reconciled")
 	second := scrape.Until(get, func(s string) bool {
-		return scrape.Value(s, "workqueue_longest_running_processor_seconds", "configmap") >
-			scrape.Value(first, "workqueue_longest_running_processor_seconds", "configmap")
+		return scrape.Value(s, longest, "configmap") >
+			scrape.Value(first, longest, "configmap")
 	}, "a later update of the gauges")
 	// ANCHOR_END: scrapes
 	save("go", first, second)

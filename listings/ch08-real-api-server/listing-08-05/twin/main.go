@@ -75,12 +75,16 @@ func main() {
 	// ANCHOR: reconciler
 	c, err := ctrl.NewControllerManagedBy(mgr).
 		For(&corev1.ConfigMap{}).
-		Build(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+		Build(reconcile.Func(func(
+			ctx context.Context, req reconcile.Request,
+		) (reconcile.Result, error) {
 			var cm corev1.ConfigMap
-			if err := mgr.GetClient().Get(ctx, req.NamespacedName, &cm); err != nil {
+			err := mgr.GetClient().Get(ctx, req.NamespacedName, &cm)
+			if err != nil {
 				return reconcile.Result{}, client.IgnoreNotFound(err)
 			}
-			owner := metav1.GetControllerOf(&cm) // nil: nothing owns these ConfigMaps
+			// nil: nothing owns these ConfigMaps
+			owner := metav1.GetControllerOf(&cm)
 			if req.Name == "cm-panic" && firstTime.CompareAndSwap(true, false) {
 				_ = owner.Kind // the bug, once: a nil dereference
 			}
@@ -93,10 +97,12 @@ func main() {
 	}
 
 	// ANCHOR: defaults
-	fmt.Printf("%-44s %s\n", "mgr.GetControllerOptions().RecoverPanic", show(mgr.GetControllerOptions().RecoverPanic))
+	fmt.Printf("%-44s %s\n", "mgr.GetControllerOptions().RecoverPanic",
+		show(mgr.GetControllerOptions().RecoverPanic))
 	// The controller Build returns is controller-runtime's internal
 	// Controller; its RecoverPanic field is exported, reflection reads it.
-	seen := reflect.ValueOf(c).Elem().FieldByName("RecoverPanic").Interface().(*bool)
+	field := reflect.ValueOf(c).Elem().FieldByName("RecoverPanic")
+	seen := field.Interface().(*bool)
 	fmt.Printf("%-44s %s\n", "the controller's RecoverPanic", show(seen))
 	// ANCHOR_END: defaults
 
@@ -187,11 +193,34 @@ type entry struct {
 // varies are the keys whose values differ from run to run.
 var varies = map[string]bool{"namespace": true, "reconcileID": true, "stacktrace": true, "ConfigMap": true}
 
+// width is the page's: a value too long for its column goes under its key.
+const width = 80
+
 func (e entry) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "  %s: %s\n", e.level, e.msg)
+	field := func(key, value string) {
+		if line := fmt.Sprintf("    %-16s %s", key, value); len(line) <= width {
+			b.WriteString(line + "\n")
+			return
+		}
+		// Under the key, split between words where one line is not enough.
+		fmt.Fprintf(&b, "    %s\n", key)
+		line := ""
+		for _, word := range strings.Fields(value) {
+			if line != "" && 6+len(line)+1+len(word) > width {
+				fmt.Fprintf(&b, "      %s\n", line)
+				line = ""
+			}
+			if line != "" {
+				line += " "
+			}
+			line += word
+		}
+		fmt.Fprintf(&b, "      %s\n", line)
+	}
 	if e.err != nil {
-		fmt.Fprintf(&b, "    %-16s %v\n", "(error)", e.err)
+		field("(error)", e.err.Error())
 	}
 	for i := 0; i+1 < len(e.values); i += 2 {
 		key, value := fmt.Sprint(e.values[i]), fmt.Sprint(e.values[i+1])
@@ -200,7 +229,7 @@ func (e entry) String() string {
 		} else if value == "" {
 			value = `""`
 		}
-		fmt.Fprintf(&b, "    %-16s %s\n", key, value)
+		field(key, value)
 	}
 	return strings.TrimSuffix(b.String(), "\n")
 }

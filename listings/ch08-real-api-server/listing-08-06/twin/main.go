@@ -83,11 +83,13 @@ func main() {
 
 	// ANCHOR: manager
 	newMember := func(name string) *member {
+		only := map[string]cache.Config{ns: {}} // this run's namespace
 		mgr, err := ctrl.NewManager(cfg, ctrl.Options{
-			Cache:                         cache.Options{DefaultNamespaces: map[string]cache.Config{ns: {}}},
-			Metrics:                       metricsserver.Options{BindAddress: "0"},
-			LeaderElection:                true,
-			LeaderElectionID:              leaseName, // the Lease both managers compete for
+			Cache:          cache.Options{DefaultNamespaces: only},
+			Metrics:        metricsserver.Options{BindAddress: "0"},
+			LeaderElection: true,
+			// The Lease both managers compete for.
+			LeaderElectionID:              leaseName,
 			LeaderElectionNamespace:       ns,
 			LeaderElectionReleaseOnCancel: true,
 			LeaseDuration:                 &leaseDuration,
@@ -97,11 +99,16 @@ func main() {
 		if err != nil {
 			apiserver.Fail("%s: %v", name, err)
 		}
-		m := &member{name: name, mgr: mgr, reconciled: map[string]bool{}, seen: map[string]bool{}}
+		m := &member{
+			name: name, mgr: mgr,
+			reconciled: map[string]bool{}, seen: map[string]bool{},
+		}
 		err = ctrl.NewControllerManagedBy(mgr).
 			For(&corev1.ConfigMap{}).
 			Named("configmap-" + name). // controller names are unique per process
-			Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+			Complete(reconcile.Func(func(
+				ctx context.Context, req reconcile.Request,
+			) (reconcile.Result, error) {
 				m.note(m.reconciled, req.Name)
 				return reconcile.Result{}, nil
 			}))
@@ -126,9 +133,11 @@ func main() {
 	apiserver.ConfigMap(ctx, cs, ns, "cm-3", "step", "0")
 	apiserver.ConfigMap(ctx, cs, ns, "cm-4", "step", "0")
 	first := names(1, 4)
-	apiserver.Until(changed, func() bool { return m1.has(m1.reconciled, first) && m2.has(m2.seen, first) },
-		"manager-1 to reconcile cm-1..cm-4 and manager-2's cache to see them")
-	fmt.Println("cm-1, cm-2 created before the start, cm-3, cm-4 while manager-1 leads:")
+	apiserver.Until(changed, func() bool {
+		return m1.has(m1.reconciled, first) && m2.has(m2.seen, first)
+	}, "manager-1 to reconcile cm-1..cm-4 and manager-2's cache to see them")
+	fmt.Println("cm-1, cm-2 created before the start, " +
+		"cm-3, cm-4 while manager-1 leads:")
 	row("manager-1 reconciled", m1.list(m1.reconciled, first))
 	row("manager-2's cache has", m2.list(m2.seen, first))
 	row("manager-2 reconciled", m2.list(m2.reconciled, first))
@@ -140,22 +149,26 @@ func main() {
 	if err := apiserver.Receive(m1.stopped, "manager-1 to stop"); err != nil {
 		apiserver.Fail("manager-1 stopped with %v", err)
 	}
-	fmt.Println("manager-1's context cancelled, cm-5, cm-6 created while it stops; manager-1 stopped")
+	fmt.Println("manager-1's context cancelled; cm-5, cm-6 created while it stops")
+	fmt.Println("  manager-1 stopped")
 	apiserver.Receive(m2.mgr.Elected(), "manager-2 to be elected")
 	if took := time.Since(handover); took >= leaseDuration {
-		apiserver.Fail("manager-2 took %s to lead, not less than the lease duration %s: was the Lease released?", took, leaseDuration)
+		apiserver.Fail("manager-2 took %s to lead, not less than the "+
+			"lease duration %s: was the Lease released?", took, leaseDuration)
 	}
 	after := lease(ctx, cs, ns)
 	if *after.Spec.HolderIdentity == *holder.Spec.HolderIdentity {
 		apiserver.Fail("manager-2 leads but the Lease names the same holder")
 	}
-	fmt.Printf("manager-2 leads, before the Lease could have expired: manager-1 released it (leaseTransitions %d)\n",
+	fmt.Println("manager-2 leads, before the Lease could have expired:")
+	fmt.Printf("  manager-1 released it (leaseTransitions %d)\n",
 		*after.Spec.LeaseTransitions)
 
 	apiserver.ConfigMap(ctx, cs, ns, "cm-7", "step", "0")
 	apiserver.ConfigMap(ctx, cs, ns, "cm-8", "step", "0")
 	all := names(1, 8)
-	apiserver.Until(changed, func() bool { return m2.has(m2.reconciled, all) }, "manager-2 to reconcile cm-1..cm-8")
+	apiserver.Until(changed, func() bool { return m2.has(m2.reconciled, all) },
+		"manager-2 to reconcile cm-1..cm-8")
 	fmt.Println("cm-7, cm-8 created while manager-2 leads:")
 	row("manager-1 reconciled", m1.list(m1.reconciled, names(7, 8)))
 	row("manager-2 reconciled", m2.list(m2.reconciled, all))

@@ -81,20 +81,26 @@ struct Ctx {
 }
 
 fn step_of(cm: &ConfigMap) -> u32 {
-    cm.data.as_ref().and_then(|data| data.get("step")?.parse().ok()).unwrap_or_default()
+    cm.data
+        .as_ref()
+        .and_then(|data| data.get("step")?.parse().ok())
+        .unwrap_or_default()
 }
 
 // ANCHOR: reconcile
 /// Notes the step it read. The first reconcile of cm-hang never returns, as
 /// a call without a timeout that nobody answers; the first of cm-panic panics.
-async fn reconcile(cm: Arc<ConfigMap>, ctx: Arc<Ctx>) -> Result<Action, Infallible> {
+async fn reconcile(
+    cm: Arc<ConfigMap>,
+    ctx: Arc<Ctx>,
+) -> Result<Action, Infallible> {
     let name = cm.name_any();
     let first = ctx.record.reconciling(&name, step_of(&cm));
     if first && name == "cm-hang" {
         std::future::pending::<()>().await;
     }
     if first && name == "cm-panic" {
-        panic!("boom: the first reconcile of cm-panic");
+        panic!("boom");
     }
     Ok(Action::await_change())
 }
@@ -111,7 +117,11 @@ struct Running {
 }
 
 impl Running {
-    fn start(api: &Api<ConfigMap>, changed: &UnboundedSender<()>, guarded: bool) -> Running {
+    fn start(
+        api: &Api<ConfigMap>,
+        changed: &UnboundedSender<()>,
+        guarded: bool,
+    ) -> Running {
         let record = Arc::new(Record {
             last: Mutex::default(),
             runs: Mutex::default(),
@@ -121,17 +131,33 @@ impl Running {
         let (alive, gone) = oneshot::channel();
         let ctx = Arc::new(Ctx { record: record.clone(), _alive: alive });
         // ANCHOR: controllers
-        let controller = Controller::new(api.clone(), watcher::Config::default());
+        let controller =
+            Controller::new(api.clone(), watcher::Config::default());
         let store = controller.store();
         let task = if guarded {
-            let guard = Guard::builder().timeout(TIMEOUT).forget_when_gone(controller.store()).build();
-            drive(controller.run(guard.wrap(reconcile), error_policy, ctx), record.clone())
+            let guard = Guard::builder()
+                .timeout(TIMEOUT)
+                .forget_when_gone(controller.store())
+                .build();
+            drive(
+                controller.run(guard.wrap(reconcile), error_policy, ctx),
+                record.clone(),
+            )
         } else {
-            let never = |_: Arc<ConfigMap>, e: &Infallible, _: Arc<Ctx>| -> Action { match *e {} };
+            let never = |_: Arc<ConfigMap>,
+                         e: &Infallible,
+                         _: Arc<Ctx>|
+             -> Action { match *e {} };
             drive(controller.run(reconcile, never, ctx), record.clone())
         };
         // ANCHOR_END: controllers
-        Running { ns: api.namespace().unwrap_or_default().to_owned(), record, store, task, gone }
+        Running {
+            ns: api.namespace().unwrap_or_default().to_owned(),
+            record,
+            store,
+            task,
+            gone,
+        }
     }
 
     /// The step the object's latest reconcile read.
@@ -141,7 +167,9 @@ impl Running {
 
     /// The step of the object in the controller's store (what its watch delivered).
     fn stored(&self, name: &str) -> Option<u32> {
-        self.store.get(&ObjectRef::new(name).within(&self.ns)).map(|cm| step_of(&cm))
+        self.store
+            .get(&ObjectRef::new(name).within(&self.ns))
+            .map(|cm| step_of(&cm))
     }
 
     /// How many reconciles of the object have started.
@@ -153,13 +181,24 @@ impl Running {
         self.record.errors.lock().unwrap().clone()
     }
 
-    fn print(&self, title: &str, when: &str, objects: [&str; 2], task: &str) {
+    fn print(&self, title: &str, objects: [&str; 2], task: &str) {
         println!("{title}");
-        println!("after {UPDATES} updates to each object through the API server{when}:");
-        println!("{:<10} {:<13} last step reconciled", "object", "in the store");
+        println!(
+            "after {UPDATES} updates to each object through the API server:"
+        );
+        println!(
+            "{:<10} {:<13} last step reconciled",
+            "object", "in the store"
+        );
         for name in objects {
-            let show = |step: Option<u32>| step.map_or("none".to_owned(), |s| s.to_string());
-            println!("{name:<10} {:<13} {}", show(self.stored(name)), show(self.last(name)));
+            let show = |step: Option<u32>| {
+                step.map_or("none".to_owned(), |s| s.to_string())
+            };
+            println!(
+                "{name:<10} {:<13} {}",
+                show(self.stored(name)),
+                show(self.last(name))
+            );
         }
         match self.errors()[..] {
             [] => println!("errors from the controller's stream: none"),
@@ -177,14 +216,20 @@ impl Running {
 /// Polls a controller's stream in a task of its own, noting the reconcilers'
 /// errors (other errors, such as a watch that had to restart, go to stderr).
 fn drive<E: std::error::Error + Send + 'static>(
-    results: impl Stream<Item = Result<(ObjectRef<ConfigMap>, Action), controller::Error<E, watcher::Error>>>
-    + Send
+    results: impl Stream<
+        Item = Result<
+            (ObjectRef<ConfigMap>, Action),
+            controller::Error<E, watcher::Error>,
+        >,
+    > + Send
     + 'static,
     record: Arc<Record>,
 ) -> JoinHandle<()> {
     tokio::spawn(results.for_each(move |result| {
         match result {
-            Err(controller::Error::ReconcilerFailed(e, obj)) => record.error(format!("{}: {e}", obj.name)),
+            Err(controller::Error::ReconcilerFailed(e, obj)) => {
+                record.error(format!("{}: {e}", obj.name))
+            }
             Err(other) => eprintln!("listing-08-07: {other}"),
             Ok(_) => {}
         }
@@ -206,10 +251,15 @@ async fn update_both(api: &Api<ConfigMap>, faulty: &str) -> Result<()> {
 fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
     let text = match payload.downcast::<String>() {
         Ok(s) => *s,
-        Err(payload) => payload.downcast_ref::<&str>().map(|s| (*s).to_owned()).unwrap_or_default(),
+        Err(payload) => payload
+            .downcast_ref::<&str>()
+            .map(|s| (*s).to_owned())
+            .unwrap_or_default(),
     };
     match (text.find("Id("), text.find("), ")) {
-        (Some(a), Some(b)) if a < b => format!("{}Id(..){}", &text[..a], &text[b + 1..]),
+        (Some(a), Some(b)) if a < b => {
+            format!("{}Id(..){}", &text[..a], &text[b + 1..])
+        }
         _ => text,
     }
 }
@@ -218,28 +268,49 @@ fn panic_message(payload: Box<dyn std::any::Any + Send>) -> String {
 async fn main() -> Result<()> {
     let client = cluster_support::client().await?;
     let (changed, mut changes) = unbounded_channel();
-    println!("Controller::new(Api<ConfigMap>, watcher::Config::default()) against the API server:");
-    println!("A and B side by side on the same objects, then C and D likewise, in a namespace of their own.");
+    println!("Controller::new(Api<ConfigMap>, watcher::Config::default())");
+    println!(
+        "against the API server: A and B side by side on the same objects,"
+    );
+    println!("then C and D likewise, in a namespace of their own.");
     println!();
 
     // ANCHOR: stall
     let ns = cluster_support::namespace(&client, "listing-08-07").await?;
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), &ns);
     config_map(&api, "cm-ok", "step", "0").await?;
-    let (a, b) = (Running::start(&api, &changed, false), Running::start(&api, &changed, true));
-    let both = |name: &str, step| a.last(name) == Some(step) && b.last(name) == Some(step);
-    until(&mut changes, || both("cm-ok", 0), "the first reconciles of cm-ok").await?;
+    let (a, b) = (
+        Running::start(&api, &changed, false),
+        Running::start(&api, &changed, true),
+    );
+    let both = |name: &str, step| {
+        a.last(name) == Some(step) && b.last(name) == Some(step)
+    };
+    until(&mut changes, || both("cm-ok", 0), "the first reconciles of cm-ok")
+        .await?;
     config_map(&api, "cm-hang", "step", "0").await?;
-    until(&mut changes, || both("cm-hang", 0), "the first reconciles of cm-hang").await?;
+    until(
+        &mut changes,
+        || both("cm-hang", 0),
+        "the first reconciles of cm-hang",
+    )
+    .await?;
 
     update_both(&api, "cm-hang").await?;
     // A: cm-ok's last update reconciled. One watch delivers the updates in
     // order, so by then A's store holds cm-hang's last update too.
-    let a_done = || a.last("cm-ok") == Some(UPDATES) && a.stored("cm-hang") == Some(UPDATES);
+    let a_done = || {
+        a.last("cm-ok") == Some(UPDATES) && a.stored("cm-hang") == Some(UPDATES)
+    };
     until(&mut changes, a_done, "A's reconcile of cm-ok's last update").await?;
     // B: cm-hang timed out once, was retried, and read its last update.
-    let b_done = || both("cm-ok", UPDATES) && b.last("cm-hang") == Some(UPDATES) && !b.errors().is_empty();
-    until(&mut changes, b_done, "B's reconciles of both objects' last updates").await?;
+    let b_done = || {
+        both("cm-ok", UPDATES)
+            && b.last("cm-hang") == Some(UPDATES)
+            && !b.errors().is_empty()
+    };
+    until(&mut changes, b_done, "B's reconciles of both objects' last updates")
+        .await?;
     // ANCHOR_END: stall
 
     for (c, name) in [(&a, "A"), (&b, "B")] {
@@ -247,10 +318,16 @@ async fn main() -> Result<()> {
             bail!("{name}'s controller task ended");
         }
     }
-    a.print("A. cm-hang's first reconcile never returns", "", ["cm-ok", "cm-hang"], "running");
+    a.print(
+        "A. cm-hang's first reconcile never returns",
+        ["cm-ok", "cm-hang"],
+        "running",
+    );
     println!();
-    let title = format!("B. the same, inside kube-reconcile-guard (timeout {TIMEOUT:?})");
-    b.print(&title, "", ["cm-ok", "cm-hang"], "running");
+    let title = format!(
+        "B. the same, inside kube-reconcile-guard (timeout {TIMEOUT:?})"
+    );
+    b.print(&title, ["cm-ok", "cm-hang"], "running");
     println!();
     a.task.abort();
     b.task.abort();
@@ -259,34 +336,68 @@ async fn main() -> Result<()> {
     let ns = cluster_support::namespace(&client, "listing-08-07").await?;
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), &ns);
     config_map(&api, "cm-ok", "step", "0").await?;
-    let (mut c, d) = (Running::start(&api, &changed, false), Running::start(&api, &changed, true));
-    let both = |name: &str, step| c.last(name) == Some(step) && d.last(name) == Some(step);
-    until(&mut changes, || both("cm-ok", 0), "the first reconciles of cm-ok").await?;
+    let (mut c, d) = (
+        Running::start(&api, &changed, false),
+        Running::start(&api, &changed, true),
+    );
+    let both = |name: &str, step| {
+        c.last(name) == Some(step) && d.last(name) == Some(step)
+    };
+    until(&mut changes, || both("cm-ok", 0), "the first reconciles of cm-ok")
+        .await?;
     config_map(&api, "cm-panic", "step", "0").await?;
 
     // C: the task that polls the controller's stream dies of the panic, and
     // the controller's context goes with it.
-    let died = match within("the end of C's controller task", &mut c.task).await? {
-        Err(e) if e.is_panic() => format!("died: {}", panic_message(e.into_panic())),
-        Err(e) => bail!("C's controller task was cancelled: {e}"),
-        Ok(()) => bail!("C's controller task ended without a panic"),
-    };
+    let died =
+        match within("the end of C's controller task", &mut c.task).await? {
+            Err(e) if e.is_panic() => {
+                // unwrap's message: what it was called on after a colon.
+                let message = panic_message(e.into_panic());
+                match message.split_once(": ") {
+                    Some((what, value)) => {
+                        format!("died, of the panic:\n  {what}:\n    {value}")
+                    }
+                    None => format!("died, of the panic:\n  {message}"),
+                }
+            }
+            Err(e) => bail!("C's controller task was cancelled: {e}"),
+            Ok(()) => bail!("C's controller task ended without a panic"),
+        };
     let _ = within("C's reconcile context to be dropped", &mut c.gone).await?;
     // D: the panic is a failure, and the guard's retry (no update yet) runs.
-    until(&mut changes, || d.runs("cm-panic") == 2 && !d.errors().is_empty(), "D's retry of cm-panic").await?;
+    until(
+        &mut changes,
+        || d.runs("cm-panic") == 2 && !d.errors().is_empty(),
+        "D's retry of cm-panic",
+    )
+    .await?;
 
     update_both(&api, "cm-panic").await?;
-    let d_done = || d.last("cm-ok") == Some(UPDATES) && d.last("cm-panic") == Some(UPDATES);
-    until(&mut changes, d_done, "D's reconciles of both objects' last updates").await?;
+    let d_done = || {
+        d.last("cm-ok") == Some(UPDATES) && d.last("cm-panic") == Some(UPDATES)
+    };
+    until(&mut changes, d_done, "D's reconciles of both objects' last updates")
+        .await?;
     // ANCHOR_END: panic
 
     if d.task.is_finished() {
         bail!("D's controller task ended");
     }
-    c.print("C. cm-panic's first reconcile panics", ", made after C's task died", ["cm-ok", "cm-panic"], &died);
-    println!("the controller's context: dropped with it, so nothing can reconcile these objects again");
+    c.print(
+        "C. cm-panic's first reconcile panics; the updates come after the task died",
+        ["cm-ok", "cm-panic"],
+        &died,
+    );
+    println!(
+        "the controller's context: dropped with it, so nothing reconciles them again"
+    );
     println!();
-    d.print("D. the same, inside kube-reconcile-guard", "", ["cm-ok", "cm-panic"], "running");
+    d.print(
+        "D. the same, inside kube-reconcile-guard",
+        ["cm-ok", "cm-panic"],
+        "running",
+    );
     d.task.abort();
     Ok(())
 }

@@ -35,7 +35,9 @@ async fn main() -> Result<()> {
 
     header();
     // ANCHOR: phases
-    let first = c.first("the reconciles of the initial list", &["cm-a", "cm-b"]).await?;
+    let first = c
+        .first("the reconciles of the initial list", &["cm-a", "cm-b"])
+        .await?;
     row("create, in the initial list", "cm-a", Some(first["cm-a"]));
     row("create, in the initial list", "cm-b", Some(first["cm-b"]));
 

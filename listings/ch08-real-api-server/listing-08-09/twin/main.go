@@ -67,19 +67,26 @@ func main() {
 	// ANCHOR: handler
 	// Each object created is enqueued at the priority its label names.
 	enqueueAtLabel := handler.Funcs{
-		CreateFunc: func(_ context.Context, e event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+		CreateFunc: func(
+			_ context.Context, e event.CreateEvent,
+			q workqueue.TypedRateLimitingInterface[reconcile.Request],
+		) {
 			priority, err := strconv.Atoi(e.Object.GetLabels()["priority"])
 			if err != nil {
 				return
 			}
-			req := reconcile.Request{NamespacedName: client.ObjectKeyFromObject(e.Object)}
-			q.(priorityqueue.PriorityQueue[reconcile.Request]).AddWithOpts(priorityqueue.AddOpts{Priority: &priority}, req)
+			key := client.ObjectKeyFromObject(e.Object)
+			pq := q.(priorityqueue.PriorityQueue[reconcile.Request])
+			pq.AddWithOpts(priorityqueue.AddOpts{Priority: &priority},
+				reconcile.Request{NamespacedName: key})
 		},
 	}
 	err = ctrl.NewControllerManagedBy(mgr).
 		Named("configmap").
 		Watches(&corev1.ConfigMap{}, enqueueAtLabel).
-		Complete(reconcile.Func(func(ctx context.Context, req reconcile.Request) (reconcile.Result, error) {
+		Complete(reconcile.Func(func(
+			ctx context.Context, req reconcile.Request,
+		) (reconcile.Result, error) {
 			if strings.HasPrefix(req.Name, "cm-gate") {
 				held <- req.Name
 				<-release // the only worker waits here until main lets it go
@@ -158,10 +165,13 @@ func printDepth(scrapes ...string) {
 			return order[i] < order[j]
 		}
 	})
-	fmt.Println(`workqueue_depth{controller="configmap"} by priority label, from three GETs of /metrics:`)
-	fmt.Println("  queued:  cm-gate (priority 0) in its reconcile, cm-01..cm-30 (priorities 1..30) queued behind it")
+	fmt.Println(`workqueue_depth{controller="configmap"} by priority label,`)
+	fmt.Println("from three GETs of /metrics:")
+	fmt.Println("  queued:  cm-gate (priority 0) in its reconcile,")
+	fmt.Println("           cm-01..cm-30 (priorities 1..30) queued behind it")
 	fmt.Println("  drained: all 31 reconciled, the queue empty")
-	fmt.Println("  again:   cm-gate-2 (priority 0) in its reconcile, cm-late (priority 1) queued behind it")
+	fmt.Println("  again:   cm-gate-2 (priority 0) in its reconcile,")
+	fmt.Println("           cm-late (priority 1) queued behind it")
 	fmt.Printf("%-28s %8s %8s %8s\n", "priority", "queued", "drained", "again")
 	sums := make([]float64, len(scrapes))
 	for _, l := range order {

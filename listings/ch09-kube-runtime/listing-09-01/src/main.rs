@@ -31,7 +31,11 @@ impl std::fmt::Display for Failed {
 impl std::error::Error for Failed {}
 
 fn configmap(name: &str) -> ConfigMap {
-    let metadata = ObjectMeta { name: Some(name.into()), namespace: Some("default".into()), ..Default::default() };
+    let metadata = ObjectMeta {
+        name: Some(name.into()),
+        namespace: Some("default".into()),
+        ..Default::default()
+    };
     ConfigMap { metadata, ..Default::default() }
 }
 
@@ -45,7 +49,12 @@ struct Log {
 impl Log {
     fn record(&self, name: &str, what: String) {
         let at = self.start.lock().unwrap().unwrap().elapsed();
-        self.events.lock().unwrap().entry(name.to_owned()).or_default().push((at, what));
+        self.events
+            .lock()
+            .unwrap()
+            .entry(name.to_owned())
+            .or_default()
+            .push((at, what));
     }
 }
 
@@ -60,12 +69,15 @@ async fn main() {
     writer.apply_watcher_event(&Event::Init);
     writer.apply_watcher_event(&Event::InitApply(configmap("cm-b")));
     writer.apply_watcher_event(&Event::InitApply(configmap("cm-c")));
-    writer.apply_watcher_event(&Event::InitDone); // swaps the objects in; the runner may start
+    // Swaps the objects in; the runner may start.
+    writer.apply_watcher_event(&Event::InitDone);
     // ANCHOR_END: store
 
     // ANCHOR: reconcile
     let calls: Arc<Mutex<BTreeMap<String, u32>>> = Arc::default();
-    let reconcile = move |obj: Arc<ConfigMap>, log: Arc<Log>| -> BoxFuture<'static, Result<Action, Failed>> {
+    let reconcile = move |obj: Arc<ConfigMap>,
+                          log: Arc<Log>|
+          -> BoxFuture<'static, Result<Action, Failed>> {
         let name = obj.metadata.name.clone().unwrap();
         let n = {
             let mut calls = calls.lock().unwrap();
@@ -77,18 +89,26 @@ async fn main() {
             if name == "cm-b" && n == 1 {
                 log.record(&name, format!("reconcile #{n} starts, takes 10s"));
                 tokio::time::sleep(Duration::from_secs(10)).await;
-                log.record(&name, format!("reconcile #{n} returns requeue(60s)"));
+                log.record(
+                    &name,
+                    format!("reconcile #{n} returns requeue(60s)"),
+                );
                 return Ok(Action::requeue(Duration::from_secs(60)));
             }
-            log.record(&name, format!("reconcile #{n} starts and returns await_change"));
+            log.record(
+                &name,
+                format!("reconcile #{n} starts and returns await_change"),
+            );
             Ok(Action::await_change())
         })
     };
-    let error_policy = |_: Arc<ConfigMap>, _: &Failed, _: Arc<Log>| Action::await_change();
+    let error_policy =
+        |_: Arc<ConfigMap>, _: &Failed, _: Arc<Log>| Action::await_change();
     // ANCHOR_END: reconcile
 
     // ANCHOR: triggers
-    let triggers = [(0, "cm-b"), (1, "cm-c"), (2, "cm-b"), (3, "cm-b"), (4, "cm-b")];
+    let triggers =
+        [(0, "cm-b"), (1, "cm-c"), (2, "cm-b"), (3, "cm-b"), (4, "cm-b")];
     let close_at = Duration::from_secs(100);
     let (tx, rx) = mpsc::unbounded::<ObjectRef<ConfigMap>>();
     let queue = rx.map(Ok::<_, Infallible>);
@@ -103,17 +123,35 @@ async fn main() {
         sleep_until(start + close_at).await;
         drop(tx); // the queue ends: the applier shuts down gracefully
     };
-    let run = applier(reconcile, error_policy, log.clone(), reader, queue, Config::default()).for_each(|_| async {});
-    let (_, ended) = tokio::join!(feed, tokio::time::timeout(Duration::from_secs(300), run));
+    let run = applier(
+        reconcile,
+        error_policy,
+        log.clone(),
+        reader,
+        queue,
+        Config::default(),
+    )
+    .for_each(|_| async {});
+    let (_, ended) =
+        tokio::join!(feed, tokio::time::timeout(Duration::from_secs(300), run));
     // ANCHOR_END: triggers
     let ended_at = start.elapsed();
     drop(writer);
 
     let list = |name: &str| {
-        let secs: Vec<String> = triggers.iter().filter(|t| t.1 == name).map(|t| format!("{}s", t.0)).collect();
+        let secs: Vec<String> = triggers
+            .iter()
+            .filter(|t| t.1 == name)
+            .map(|t| format!("{}s", t.0))
+            .collect();
         format!("{name} at {}", secs.join(", "))
     };
-    println!("triggers: {}; {}; queue closed at {}s", list("cm-b"), list("cm-c"), close_at.as_secs());
+    println!(
+        "triggers: {}; {}; queue closed at {}s",
+        list("cm-b"),
+        list("cm-c"),
+        close_at.as_secs()
+    );
     println!();
     let events = log.events.lock().unwrap();
     for (name, seq) in events.iter() {
@@ -127,23 +165,47 @@ async fn main() {
     // What the sequence of cm-b shows, read from the log rather than assumed.
     let b = &events["cm-b"];
     let first_end = b.iter().find(|e| e.1.contains("#1 returns")).unwrap().0;
-    let during = triggers.iter().filter(|t| t.1 == "cm-b" && t.0 > 0 && Duration::from_secs(t.0) < first_end).count();
-    let after: Vec<&(Duration, String)> = b.iter().filter(|e| e.0 >= first_end && e.1.contains("starts")).collect();
+    let during = triggers
+        .iter()
+        .filter(|t| {
+            t.1 == "cm-b" && t.0 > 0 && Duration::from_secs(t.0) < first_end
+        })
+        .count();
+    let after: Vec<&(Duration, String)> = b
+        .iter()
+        .filter(|e| e.0 >= first_end && e.1.contains("starts"))
+        .collect();
+    println!("what the log of cm-b shows:");
     println!(
-        "cm-b: {during} triggers arrived during reconcile #1; {} reconcile followed, at {} (#1 ended at {})",
-        after.len(),
-        at(after[0].0),
+        "  {during} triggers arrived during reconcile #1, which ended at {}",
         at(first_end)
     );
+    println!(
+        "  {} reconcile followed them, at {}",
+        after.len(),
+        at(after[0].0)
+    );
     let due = first_end + Duration::from_secs(60);
-    let later = b.iter().filter(|e| e.0 > first_end + Duration::from_secs(1)).count();
+    let later =
+        b.iter().filter(|e| e.0 > first_end + Duration::from_secs(1)).count();
     if later == 0 {
-        println!("cm-b: reconcile #1's requeue(60s), due at {}, never ran: no cm-b reconcile after #2", at(due));
+        println!(
+            "  reconcile #1's requeue(60s), due at {}, never ran: none after #2",
+            at(due)
+        );
     } else {
-        println!("cm-b: reconcile #1's requeue(60s), due at {}, led to {later} more reconciles", at(due));
+        println!(
+            "  reconcile #1's requeue(60s), due at {}, led to {later} more",
+            at(due)
+        );
     }
     match ended {
-        Ok(()) => println!("the applier stream ended at {}, when the queue closed", at(ended_at)),
-        Err(_) => println!("the applier stream was still running at {}", at(ended_at)),
+        Ok(()) => println!(
+            "the applier stream ended at {}, when the queue closed",
+            at(ended_at)
+        ),
+        Err(_) => {
+            println!("the applier stream was still running at {}", at(ended_at))
+        }
     }
 }

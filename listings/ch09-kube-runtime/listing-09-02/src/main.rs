@@ -31,7 +31,11 @@ impl std::fmt::Display for TimedOut {
 impl std::error::Error for TimedOut {}
 
 fn configmap(name: &str) -> ConfigMap {
-    let metadata = ObjectMeta { name: Some(name.into()), namespace: Some("default".into()), ..Default::default() };
+    let metadata = ObjectMeta {
+        name: Some(name.into()),
+        namespace: Some("default".into()),
+        ..Default::default()
+    };
     ConfigMap { metadata, ..Default::default() }
 }
 
@@ -51,7 +55,11 @@ fn at(d: Duration) -> String {
 }
 
 fn list(times: &[Duration]) -> String {
-    if times.is_empty() { "none".to_owned() } else { times.iter().map(|t| at(*t)).collect::<Vec<_>>().join(", ") }
+    if times.is_empty() {
+        "none".to_owned()
+    } else {
+        times.iter().map(|t| at(*t)).collect::<Vec<_>>().join(", ")
+    }
 }
 
 const BOUND: Duration = Duration::from_secs(120);
@@ -67,12 +75,19 @@ async fn run(s: &Scenario) {
 
     // ANCHOR: reconcile
     let timeout = s.timeout;
-    let reconcile = move |obj: Arc<ConfigMap>, log: Arc<Log>| -> BoxFuture<'static, Result<Action, TimedOut>> {
-        let name = if obj.metadata.name.as_deref() == Some("cm-hang") { "cm-hang" } else { "cm-ok" };
+    let reconcile = move |obj: Arc<ConfigMap>,
+                          log: Arc<Log>|
+          -> BoxFuture<'static, Result<Action, TimedOut>> {
+        let name = if obj.metadata.name.as_deref() == Some("cm-hang") {
+            "cm-hang"
+        } else {
+            "cm-ok"
+        };
         log.lock().unwrap().entry(name).or_default().0.push(start.elapsed());
         let work = async move {
             if name == "cm-hang" {
-                std::future::pending::<()>().await; // waits for an answer that never comes
+                // Waits for an answer that never comes.
+                std::future::pending::<()>().await;
             }
             Ok(Action::requeue(Duration::from_secs(10)))
         };
@@ -80,13 +95,22 @@ async fn run(s: &Scenario) {
             let result = match timeout {
                 None => work.await,
                 // The fix: give up after `limit`; the error frees the object.
-                Some(limit) => tokio::time::timeout(limit, work).await.unwrap_or(Err(TimedOut(limit))),
+                Some(limit) => tokio::time::timeout(limit, work)
+                    .await
+                    .unwrap_or(Err(TimedOut(limit))),
             };
-            log.lock().unwrap().entry(name).or_default().1.push(start.elapsed());
+            log.lock()
+                .unwrap()
+                .entry(name)
+                .or_default()
+                .1
+                .push(start.elapsed());
             result
         })
     };
-    let error_policy = |_: Arc<ConfigMap>, _: &TimedOut, _: Arc<Log>| Action::requeue(Duration::from_secs(100));
+    let error_policy = |_: Arc<ConfigMap>, _: &TimedOut, _: Arc<Log>| {
+        Action::requeue(Duration::from_secs(100))
+    };
     let config = Config::default().concurrency(s.concurrency);
     // ANCHOR_END: reconcile
 
@@ -100,36 +124,58 @@ async fn run(s: &Scenario) {
         drop(tx);
     };
     // ANCHOR: bound
-    let stream = applier(reconcile, error_policy, log.clone(), reader, rx.map(Ok::<_, Infallible>), config);
-    let (_, ended) = tokio::join!(feed, tokio::time::timeout(BOUND, stream.for_each(|_| async {})));
+    let stream = applier(
+        reconcile,
+        error_policy,
+        log.clone(),
+        reader,
+        rx.map(Ok::<_, Infallible>),
+        config,
+    );
+    let (_, ended) = tokio::join!(
+        feed,
+        tokio::time::timeout(BOUND, stream.for_each(|_| async {}))
+    );
     // ANCHOR_END: bound
     let ended_at = start.elapsed();
     drop(writer);
 
     println!("{}", s.title);
     let triggers = |name: &str| {
-        let t: Vec<String> = s.triggers.iter().filter(|t| t.1 == name).map(|t| format!("{}s", t.0)).collect();
+        let t: Vec<String> = s
+            .triggers
+            .iter()
+            .filter(|t| t.1 == name)
+            .map(|t| format!("{}s", t.0))
+            .collect();
         format!("{name} at {}", t.join(", "))
     };
-    let limit = s.timeout.map_or("no timeout".to_owned(), |d| format!("timeout {}s", d.as_secs()));
+    let limit = s.timeout.map_or("no timeout".to_owned(), |d| {
+        format!("timeout {}s", d.as_secs())
+    });
     println!(
-        "  concurrency {}, {limit}; triggers: {}; {}; queue closed at {}s",
-        s.concurrency,
-        triggers("cm-hang"),
-        triggers("cm-ok"),
-        s.close_at
+        "  concurrency {}, {limit}, queue closed at {}s",
+        s.concurrency, s.close_at
     );
+    println!("  triggers: {}; {}", triggers("cm-hang"), triggers("cm-ok"));
     let log = log.lock().unwrap();
     for name in ["cm-hang", "cm-ok"] {
         let (started, ended) = log.get(name).cloned().unwrap_or_default();
-        println!("  {name:<8} reconciles: {}, started at: {}", started.len(), list(&started));
+        println!(
+            "  {name:<8} reconciles: {}, started at: {}",
+            started.len(),
+            list(&started)
+        );
         if name == "cm-hang" {
             println!("  {:<8} ended at: {}", "", list(&ended));
         }
     }
     match ended {
         Ok(()) => println!("  the stream ended at {}", at(ended_at)),
-        Err(_) => println!("  at {} the stream was still running; the demonstration stopped waiting", at(ended_at)),
+        Err(_) => println!(
+            "  at {} the stream was still running; the demonstration stopped waiting",
+            at(ended_at)
+        ),
     }
     println!();
 }
@@ -137,11 +183,23 @@ async fn run(s: &Scenario) {
 #[tokio::main(flavor = "current_thread", start_paused = true)]
 async fn main() {
     // ANCHOR: scenarios
-    let stall = &[(0, "cm-hang"), (1, "cm-ok"), (5, "cm-hang"), (15, "cm-hang"), (25, "cm-hang")];
+    let stall = &[
+        (0, "cm-hang"),
+        (1, "cm-ok"),
+        (5, "cm-hang"),
+        (15, "cm-hang"),
+        (25, "cm-hang"),
+    ];
     let frozen = &[(0, "cm-hang"), (1, "cm-ok")];
     let twenty = Some(Duration::from_secs(20));
     for s in [
-        Scenario { title: "A. one object stalls", concurrency: 0, timeout: None, triggers: stall, close_at: 40 },
+        Scenario {
+            title: "A. one object stalls",
+            concurrency: 0,
+            timeout: None,
+            triggers: stall,
+            close_at: 40,
+        },
         Scenario {
             title: "B. the whole controller stalls",
             concurrency: 1,

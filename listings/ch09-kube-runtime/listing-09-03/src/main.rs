@@ -31,7 +31,11 @@ impl std::fmt::Display for Panicked {
 impl std::error::Error for Panicked {}
 
 fn configmap(name: &str) -> ConfigMap {
-    let metadata = ObjectMeta { name: Some(name.into()), namespace: Some("default".into()), ..Default::default() };
+    let metadata = ObjectMeta {
+        name: Some(name.into()),
+        namespace: Some("default".into()),
+        ..Default::default()
+    };
     ConfigMap { metadata, ..Default::default() }
 }
 
@@ -42,8 +46,16 @@ struct Log {
 
 impl Log {
     fn record(&self, name: &str, what: &str) {
-        let line = format!("{:<9}{what}", format!("{:.3}s", self.start.elapsed().as_secs_f64()));
-        self.events.lock().unwrap().entry(name.to_owned()).or_default().push(line);
+        let line = format!(
+            "{:<9}{what}",
+            format!("{:.3}s", self.start.elapsed().as_secs_f64())
+        );
+        self.events
+            .lock()
+            .unwrap()
+            .entry(name.to_owned())
+            .or_default()
+            .push(line);
     }
 }
 
@@ -55,31 +67,41 @@ fn message(payload: &(dyn std::any::Any + Send)) -> String {
         .unwrap_or_default();
     // Task ids depend on how many tasks ran before; they are not part of the story.
     match (text.find("Id("), text.find("), ")) {
-        (Some(a), Some(b)) if a < b => format!("{}Id(..){}", &text[..a], &text[b + 1..]),
+        (Some(a), Some(b)) if a < b => {
+            format!("{}Id(..){}", &text[..a], &text[b + 1..])
+        }
         _ => text,
     }
 }
 
 // ANCHOR: reconcile
-fn reconcile(obj: Arc<ConfigMap>, log: Arc<Log>) -> BoxFuture<'static, Result<Action, Panicked>> {
+fn reconcile(
+    obj: Arc<ConfigMap>,
+    log: Arc<Log>,
+) -> BoxFuture<'static, Result<Action, Panicked>> {
     let name = obj.metadata.name.clone().unwrap();
     Box::pin(async move {
         log.record(&name, "reconcile starts");
         if name == "cm-panic" {
             sleep(Duration::from_secs(2)).await;
             log.record(&name, "panics");
-            panic!("boom: reconciler for cm-panic panicked");
+            panic!("boom");
         }
         Ok(Action::await_change())
     })
 }
 
 // The protection: the panic becomes an error.
-fn caught(obj: Arc<ConfigMap>, log: Arc<Log>) -> BoxFuture<'static, Result<Action, Panicked>> {
-    Box::pin(AssertUnwindSafe(reconcile(obj, log)).catch_unwind().map(|result| match result {
-        Ok(result) => result,
-        Err(payload) => Err(Panicked(message(&*payload))),
-    }))
+fn caught(
+    obj: Arc<ConfigMap>,
+    log: Arc<Log>,
+) -> BoxFuture<'static, Result<Action, Panicked>> {
+    Box::pin(AssertUnwindSafe(reconcile(obj, log)).catch_unwind().map(
+        |result| match result {
+            Ok(result) => result,
+            Err(payload) => Err(Panicked(message(&*payload))),
+        },
+    ))
 }
 // ANCHOR_END: reconcile
 
@@ -89,26 +111,40 @@ async fn run(title: &str, catch: bool, later_applies: &[u64], close_at: u64) {
     let log = Arc::new(Log { start, events: Mutex::default() });
     // ANCHOR: controller
     let (reader, writer) = reflector::store::<ConfigMap>();
-    let (events, watch) = mpsc::unbounded::<Result<Event<ConfigMap>, watcher::Error>>();
+    let (events, watch) =
+        mpsc::unbounded::<Result<Event<ConfigMap>, watcher::Error>>();
     let objects = reflector(writer, watch).applied_objects();
     let controller = Controller::for_stream(objects, reader);
     let error_policy = |obj: Arc<ConfigMap>, err: &Panicked, log: Arc<Log>| {
-        log.record(obj.metadata.name.as_deref().unwrap(), &format!("error policy: requeue(30s) after {err}"));
+        log.record(
+            obj.metadata.name.as_deref().unwrap(),
+            &format!("error policy: requeue(30s) after {err}"),
+        );
         Action::requeue(Duration::from_secs(30))
     };
-    let run = controller.run(if catch { caught } else { reconcile }, error_policy, log.clone());
+    let run = controller.run(
+        if catch { caught } else { reconcile },
+        error_policy,
+        log.clone(),
+    );
     let task = tokio::spawn(run.for_each(|_| async {}));
     // ANCHOR_END: controller
 
-    for event in
-        [Event::Init, Event::InitApply(configmap("cm-good")), Event::InitApply(configmap("cm-panic")), Event::InitDone]
-    {
+    for event in [
+        Event::Init,
+        Event::InitApply(configmap("cm-good")),
+        Event::InitApply(configmap("cm-panic")),
+        Event::InitDone,
+    ] {
         events.unbounded_send(Ok(event)).unwrap();
     }
     let mut undelivered = Vec::new();
     for secs in later_applies {
         sleep_until(start + Duration::from_secs(*secs)).await;
-        if events.unbounded_send(Ok(Event::Apply(configmap("cm-good")))).is_err() {
+        if events
+            .unbounded_send(Ok(Event::Apply(configmap("cm-good"))))
+            .is_err()
+        {
             undelivered.push(format!("{secs}s"));
         }
     }
@@ -124,13 +160,28 @@ async fn run(title: &str, catch: bool, later_applies: &[u64], close_at: u64) {
         }
     }
     if !undelivered.is_empty() {
-        println!("  Apply(cm-good) at {} not delivered: nothing receives the watcher's events", undelivered.join(", "));
+        println!(
+            "  Apply(cm-good) at {} not delivered: nothing receives the watcher's events",
+            undelivered.join(", ")
+        );
     }
     match bound {
-        Ok(Ok(())) => println!("  the controller task ended normally at {ended_at:.3}s, after the watcher closed"),
-        Ok(Err(e)) if e.is_panic() => println!("  the controller task died: {}", message(&*e.into_panic())),
+        Ok(Ok(())) => println!(
+            "  the controller task ended normally at {ended_at:.3}s, after the watcher closed"
+        ),
+        Ok(Err(e)) if e.is_panic() => {
+            // The message is unwrap's: what it was called on after a colon.
+            let message = message(&*e.into_panic());
+            println!("  the controller task died, of the panic:");
+            match message.split_once(": ") {
+                Some((what, value)) => println!("    {what}:\n      {value}"),
+                None => println!("    {message}"),
+            }
+        }
         Ok(Err(e)) => println!("  the controller task was cancelled: {e}"),
-        Err(_) => println!("  the controller task was still running at {ended_at:.3}s"),
+        Err(_) => println!(
+            "  the controller task was still running at {ended_at:.3}s"
+        ),
     }
     println!();
 }
@@ -138,6 +189,7 @@ async fn run(title: &str, catch: bool, later_applies: &[u64], close_at: u64) {
 #[tokio::main(flavor = "current_thread", start_paused = true)]
 async fn main() {
     // The panic messages themselves go to stderr, through the default hook.
-    run("A. Controller::run, the reconciler panics at 2s", false, &[1, 5], 10).await;
+    run("A. Controller::run, the reconciler panics at 2s", false, &[1, 5], 10)
+        .await;
     run("B. the same reconciler inside catch_unwind", true, &[10], 40).await;
 }

@@ -34,7 +34,11 @@ const SHOWN: [usize; 12] = [1, 2, 4, 8, 10, 12, 14, 16, 18, 19, 20, 22];
 const ATTEMPTS: usize = 23;
 
 fn configmap(name: &str) -> ConfigMap {
-    let metadata = ObjectMeta { name: Some(name.into()), namespace: Some("default".into()), ..Default::default() };
+    let metadata = ObjectMeta {
+        name: Some(name.into()),
+        namespace: Some("default".into()),
+        ..Default::default()
+    };
     ConfigMap { metadata, ..Default::default() }
 }
 
@@ -61,7 +65,14 @@ async fn run(
     });
     let (tx, rx) = mpsc::unbounded::<ObjectRef<ConfigMap>>();
     let queue = rx.map(Ok::<_, Infallible>);
-    let results = applier(reconcile, error_policy, attempts.clone(), reader, queue, Config::default());
+    let results = applier(
+        reconcile,
+        error_policy,
+        attempts.clone(),
+        reader,
+        queue,
+        Config::default(),
+    );
     // ANCHOR_END: guarded
 
     let start = Instant::now();
@@ -92,12 +103,17 @@ async fn run(
 #[tokio::main(flavor = "current_thread", start_paused = true)]
 async fn main() {
     // ANCHOR: measure
-    let (attempts, _, _) = run(&[Duration::ZERO], |failures, _| failures == ATTEMPTS).await;
+    let (attempts, _, _) =
+        run(&[Duration::ZERO], |failures, _| failures == ATTEMPTS).await;
     println!("{:<10}{:>15}{:>22}", "failure", "waited", "reconciled again at");
     for failure in SHOWN {
         let waited = attempts[failure] - attempts[failure - 1];
         let again_at = attempts[failure] - attempts[0];
-        println!("{failure:<10}{:>15}{:>22}", GoDuration(waited), GoDuration(again_at));
+        println!(
+            "{failure:<10}{:>15}{:>22}",
+            GoDuration(waited),
+            GoDuration(again_at)
+        );
     }
     // ANCHOR_END: measure
     println!();
@@ -107,28 +123,39 @@ async fn main() {
     // ANCHOR: trigger
     // The same object; one more trigger at 1m30s, in the middle of a wait.
     let nudge = Duration::from_secs(90);
-    let (attempts, chosen, start) = run(&[Duration::ZERO, nudge], |_, t| t > Duration::from_secs(300)).await;
+    let (attempts, chosen, start) =
+        run(&[Duration::ZERO, nudge], |_, t| t > Duration::from_secs(300))
+            .await;
     // ANCHOR_END: trigger
     let at: Vec<Duration> = attempts.iter().map(|t| *t - start).collect();
     let before = at.iter().filter(|t| **t < nudge).count();
     let (count, wait) = chosen[before - 1];
     let due = at[before - 1] + wait;
     println!(
-        "a trigger at {}, during the {} wait after failure #{count} (retry due at {})",
+        "a trigger at {}, during the {} wait after failure #{count}",
         GoDuration(nudge),
         GoDuration(wait),
-        GoDuration(due)
     );
+    println!("  the retry it waited for was due at {}", GoDuration(due));
     let (next_count, next_wait) = chosen[before];
-    println!("reconciled at {}: failure #{next_count}, retry in {}", GoDuration(at[before]), GoDuration(next_wait));
-    let ran_at_due = at.contains(&due);
     println!(
-        "next reconcile at {}; at {}: {}",
-        GoDuration(at[before + 1]),
-        GoDuration(due),
-        if ran_at_due { "the old retry ran too" } else { "none, the trigger took the retry's place" }
+        "  reconciled at {}: failure #{next_count}, retry in {}",
+        GoDuration(at[before]),
+        GoDuration(next_wait)
     );
-    let later: Vec<String> =
-        (before + 1..at.len()).map(|i| format!("#{} at {}", chosen[i].0, GoDuration(at[i]))).collect();
+    let ran_at_due = at.contains(&due);
+    println!("  next reconcile at {}", GoDuration(at[before + 1]));
+    println!(
+        "  at {}: {}",
+        GoDuration(due),
+        if ran_at_due {
+            "the old retry ran too"
+        } else {
+            "none, the trigger took the retry's place"
+        }
+    );
+    let later: Vec<String> = (before + 1..at.len())
+        .map(|i| format!("#{} at {}", chosen[i].0, GoDuration(at[i])))
+        .collect();
     println!("the guard's count goes on from there: {}", later.join(", "));
 }

@@ -43,7 +43,11 @@ impl std::fmt::Display for Oops {
 impl std::error::Error for Oops {}
 
 fn configmap(name: &str) -> ConfigMap {
-    let metadata = ObjectMeta { name: Some(name.into()), namespace: Some("default".into()), ..Default::default() };
+    let metadata = ObjectMeta {
+        name: Some(name.into()),
+        namespace: Some("default".into()),
+        ..Default::default()
+    };
     ConfigMap { metadata, ..Default::default() }
 }
 
@@ -104,7 +108,14 @@ where
         calls.record(&name(&obj));
         reconcile(obj, calls)
     };
-    let stream = applier(recorded, policy, calls.clone(), reader, rx.map(Ok::<_, Infallible>), config);
+    let stream = applier(
+        recorded,
+        policy,
+        calls.clone(),
+        reader,
+        rx.map(Ok::<_, Infallible>),
+        config,
+    );
     let feed = async {
         for (at, name) in triggers {
             sleep_until(start + secs(*at)).await;
@@ -112,7 +123,11 @@ where
         }
         std::future::pending::<()>().await;
     };
-    let _ = timeout(horizon, futures::future::join(feed, stream.for_each(|_| async {}))).await;
+    let _ = timeout(
+        horizon,
+        futures::future::join(feed, stream.for_each(|_| async {})),
+    )
+    .await;
     drop(writer);
     calls
 }
@@ -120,15 +135,21 @@ where
 /// Under `Controller::run` (for_stream over the real reflector): was the
 /// controller still alive after `cm-panic`'s reconcile panicked, and when was
 /// `cm-panic` reconciled?
-async fn controller_panic<F>(reconcile: fn(Arc<ConfigMap>, Arc<Calls>) -> F) -> (bool, Vec<Duration>)
+async fn controller_panic<F>(
+    reconcile: fn(Arc<ConfigMap>, Arc<Calls>) -> F,
+) -> (bool, Vec<Duration>)
 where
     F: TryFuture<Ok = Action> + Send + 'static,
     F::Error: std::error::Error + Send + 'static,
     GuardOrFixed: Policy<F::Error>,
 {
     let (reader, writer) = reflector::store::<ConfigMap>();
-    let (events, watch) = mpsc::unbounded::<Result<Event<ConfigMap>, watcher::Error>>();
-    let controller = Controller::for_stream(reflector::reflector(writer, watch).applied_objects(), reader);
+    let (events, watch) =
+        mpsc::unbounded::<Result<Event<ConfigMap>, watcher::Error>>();
+    let controller = Controller::for_stream(
+        reflector::reflector(writer, watch).applied_objects(),
+        reader,
+    );
     let calls = Arc::new(Calls::default());
     *calls.start.lock().unwrap() = Some(Instant::now());
     let recorded = move |obj: Arc<ConfigMap>, calls: Arc<Calls>| {
@@ -136,9 +157,17 @@ where
         reconcile(obj, calls)
     };
     let task = tokio::spawn(
-        controller.run(recorded, <GuardOrFixed as Policy<F::Error>>::policy, calls.clone()).for_each(|_| async {}),
+        controller
+            .run(
+                recorded,
+                <GuardOrFixed as Policy<F::Error>>::policy,
+                calls.clone(),
+            )
+            .for_each(|_| async {}),
     );
-    for event in [Event::Init, Event::InitApply(configmap("cm-panic")), Event::InitDone] {
+    for event in
+        [Event::Init, Event::InitApply(configmap("cm-panic")), Event::InitDone]
+    {
         events.unbounded_send(Ok(event)).unwrap();
     }
     sleep(secs(5)).await;
@@ -163,7 +192,11 @@ impl Policy<Oops> for GuardOrFixed {
 }
 
 impl Policy<GuardError<Oops>> for GuardOrFixed {
-    fn policy(obj: Arc<ConfigMap>, err: &GuardError<Oops>, calls: Arc<Calls>) -> Action {
+    fn policy(
+        obj: Arc<ConfigMap>,
+        err: &GuardError<Oops>,
+        calls: Arc<Calls>,
+    ) -> Action {
         error_policy(obj, err, calls)
     }
 }
@@ -176,7 +209,11 @@ fn fixed<E>(_: Arc<ConfigMap>, _: &E, _: Arc<Calls>) -> Action {
 }
 
 fn waits(at: &[Duration], n: usize) -> String {
-    let w: Vec<String> = at.windows(2).take(n).map(|w| GoDuration(w[1] - w[0]).to_string()).collect();
+    let w: Vec<String> = at
+        .windows(2)
+        .take(n)
+        .map(|w| GoDuration(w[1] - w[0]).to_string())
+        .collect();
     w.join(", ")
 }
 
@@ -230,7 +267,10 @@ fn panics(_: Arc<ConfigMap>, _: Arc<Calls>) -> Fut<Oops> {
     })
 }
 
-fn guarded_panics(obj: Arc<ConfigMap>, calls: Arc<Calls>) -> Fut<GuardError<Oops>> {
+fn guarded_panics(
+    obj: Arc<ConfigMap>,
+    calls: Arc<Calls>,
+) -> Fut<GuardError<Oops>> {
     thread_local! {
         static GUARD: Guard<ConfigMap, Oops> = Guard::builder().build();
     }
@@ -248,7 +288,13 @@ fn invalid(_: Arc<ConfigMap>, _: Arc<Calls>) -> Fut<Oops> {
 /// Fails, fails, succeeds, fails: what does the wait after the success look like?
 fn fail_fail_ok_fail(obj: Arc<ConfigMap>, calls: Arc<Calls>) -> Fut<Oops> {
     let n = calls.of(&name(&obj)).len();
-    Box::pin(async move { if n == 3 { Ok(Action::requeue(Duration::from_millis(1))) } else { Err(Oops("flaky")) } })
+    Box::pin(async move {
+        if n == 3 {
+            Ok(Action::requeue(Duration::from_millis(1)))
+        } else {
+            Err(Oops("flaky"))
+        }
+    })
 }
 
 fn flaky_after_ok(at: &[Duration]) -> (Duration, Duration) {
@@ -275,9 +321,13 @@ async fn go_column<Q: PriorityInterface<&'static str> + Clone>(
     let while_held = q.len();
     q.done(&key);
     let after = q.len();
-    cells.insert("dirty", format!("{} adds: Len {while_held}, then {after} run after Done", 3));
+    cells.insert(
+        "dirty",
+        format!("{} adds: Len {while_held}, then {after} run after Done", 3),
+    );
 
-    // A trigger while the key is held, then the reconcile asks for RequeueAfter(60s).
+    // A trigger while the key is held, then the reconcile asks for
+    // RequeueAfter(60s).
     let q = queue();
     let start = Instant::now();
     let runs: Arc<Mutex<Vec<Duration>>> = Arc::default();
@@ -298,8 +348,13 @@ async fn go_column<Q: PriorityInterface<&'static str> + Clone>(
         sleep(secs(2)).await;
         q.add("obj");
     };
-    let _ =
-        timeout(secs(120), futures::future::join(trigger, async { while c.process_next_work_item().await {} })).await;
+    let _ = timeout(
+        secs(120),
+        futures::future::join(trigger, async {
+            while c.process_next_work_item().await {}
+        }),
+    )
+    .await;
     cells.insert("requeue", runs_at(&runs.lock().unwrap()));
     // ANCHOR_END: client_go
 
@@ -314,7 +369,11 @@ async fn go_column<Q: PriorityInterface<&'static str> + Clone>(
     q.shut_down();
     cells.insert(
         "stall",
-        format!("no Done: obj {}, {} runs", if again.is_err() { "never again" } else { "again" }, other.unwrap()),
+        format!(
+            "no Done: obj {}, {} runs",
+            if again.is_err() { "never again" } else { "again" },
+            other.unwrap()
+        ),
     );
 
     // One worker, a reconcile that never returns.
@@ -332,9 +391,17 @@ async fn go_column<Q: PriorityInterface<&'static str> + Clone>(
     });
     q.add("hang");
     q.add("ok");
-    let _ = timeout(secs(60), async { while c.process_next_work_item().await {} }).await;
+    let _ =
+        timeout(secs(60), async { while c.process_next_work_item().await {} })
+            .await;
     let ok_ran = seen.lock().unwrap().contains(&"ok");
-    cells.insert("frozen", format!("1 worker hung: others {}", if ok_ran { "run" } else { "never run" }));
+    cells.insert(
+        "frozen",
+        format!(
+            "1 worker hung: others {}",
+            if ok_ran { "run" } else { "never run" }
+        ),
+    );
 
     // A panic, with controller-runtime's default RecoverPanic.
     let q = queue();
@@ -345,7 +412,10 @@ async fn go_column<Q: PriorityInterface<&'static str> + Clone>(
     });
     q.add("obj");
     c.process_next_work_item().await;
-    cells.insert("panic", format!("recovered: error, retry #{} queued", q.num_requeues(&"obj")));
+    cells.insert(
+        "panic",
+        format!("recovered: error, retry #{} queued", q.num_requeues(&"obj")),
+    );
 
     // Backoff, measured through the queue.
     let attempts: Arc<Mutex<Vec<Instant>>> = Arc::default();
@@ -361,7 +431,10 @@ async fn go_column<Q: PriorityInterface<&'static str> + Clone>(
     }
     let attempts = attempts.lock().unwrap().clone();
     let at: Vec<Duration> = attempts.iter().map(|t| *t - attempts[0]).collect();
-    cells.insert("backoff", format!("{}; {}", waits(&at, 3), first_capped(&at, secs(1000))));
+    cells.insert(
+        "backoff",
+        format!("{}; {}", waits(&at, 3), first_capped(&at, secs(1000))),
+    );
 
     // A terminal error.
     let q = queue();
@@ -372,8 +445,16 @@ async fn go_column<Q: PriorityInterface<&'static str> + Clone>(
         async { Err(terminal_error(anyhow!("invalid spec"))) }
     });
     q.add("obj");
-    let _ = timeout(secs(60), async { while c.process_next_work_item().await {} }).await;
-    cells.insert("terminal", format!("TerminalError: {} requeues in 1m", calls.load(Ordering::SeqCst) - 1));
+    let _ =
+        timeout(secs(60), async { while c.process_next_work_item().await {} })
+            .await;
+    cells.insert(
+        "terminal",
+        format!(
+            "TerminalError: {} requeues in 1m",
+            calls.load(Ordering::SeqCst) - 1
+        ),
+    );
 
     // Forget: the limiter's count, not the queue.
     let q = queue();
@@ -382,68 +463,121 @@ async fn go_column<Q: PriorityInterface<&'static str> + Clone>(
     sleep(secs(1)).await;
     let (count, len) = (q.num_requeues(&"obj"), q.len());
     q.forget(&"obj");
-    cells.insert("forget", format!("count {count}->{}, Len {len}->{}", q.num_requeues(&"obj"), q.len()));
+    cells.insert(
+        "forget",
+        format!(
+            "count {count}->{}, Len {len}->{}",
+            q.num_requeues(&"obj"),
+            q.len()
+        ),
+    );
     cells
 }
 
 /// "runs at 0s, 10s, 1m10s": when each reconcile started.
 fn runs_at(at: &[Duration]) -> String {
-    let at: Vec<String> = at.iter().map(|t| GoDuration(*t).to_string()).collect();
+    let at: Vec<String> =
+        at.iter().map(|t| GoDuration(*t).to_string()).collect();
     format!("runs at {}", at.join(", "))
 }
 
 async fn kube_column(guarded: bool) -> BTreeMap<&'static str, String> {
     let mut cells = BTreeMap::new();
-    let guard =
-        || Guard::<ConfigMap, Oops>::builder().timeout(secs(20)).terminal_if(|e: &Oops| e.0 == "invalid spec").build();
+    let guard = || {
+        Guard::<ConfigMap, Oops>::builder()
+            .timeout(secs(20))
+            .terminal_if(|e: &Oops| e.0 == "invalid spec")
+            .build()
+    };
     let cfg = Config::default;
     macro_rules! run {
         ($objects:expr, $triggers:expr, $config:expr, $reconcile:expr, $horizon:expr) => {
             if guarded {
                 let g = guard();
-                applier_run($objects, $triggers, $config, g.wrap($reconcile), error_policy, $horizon).await
+                applier_run(
+                    $objects,
+                    $triggers,
+                    $config,
+                    g.wrap($reconcile),
+                    error_policy,
+                    $horizon,
+                )
+                .await
             } else {
-                applier_run($objects, $triggers, $config, $reconcile, fixed, $horizon).await
+                applier_run(
+                    $objects, $triggers, $config, $reconcile, fixed, $horizon,
+                )
+                .await
             }
         };
     }
 
     // ANCHOR: kube
-    let calls = run!(&["obj"], &[(0, "obj"), (2, "obj"), (3, "obj"), (4, "obj")], cfg(), slow_first, secs(60));
+    let calls = run!(
+        &["obj"],
+        &[(0, "obj"), (2, "obj"), (3, "obj"), (4, "obj")],
+        cfg(),
+        slow_first,
+        secs(60)
+    );
     let after = count_after(&calls.of("obj"), secs(10));
     cells.insert("dirty", format!("3 triggers: {after} run right after"));
 
-    let calls = run!(&["obj"], &[(0, "obj"), (2, "obj")], cfg(), slow_first_requeue, secs(120));
+    let calls = run!(
+        &["obj"],
+        &[(0, "obj"), (2, "obj")],
+        cfg(),
+        slow_first_requeue,
+        secs(120)
+    );
     cells.insert("requeue", runs_at(&calls.of("obj")));
 
     let triggers = &[(0, "cm-hang"), (1, "cm-ok"), (5, "cm-hang")];
-    let calls = run!(&["cm-hang", "cm-ok"], triggers, cfg(), hang_or_requeue, secs(60));
+    let calls =
+        run!(&["cm-hang", "cm-ok"], triggers, cfg(), hang_or_requeue, secs(60));
     let hang = calls.of("cm-hang");
     cells.insert(
         "stall",
         match hang.get(1) {
-            None => format!("hung: obj silent, other ran {}x", calls.of("cm-ok").len()),
+            None => format!(
+                "hung: obj silent, other ran {}x",
+                calls.of("cm-ok").len()
+            ),
             Some(t) => format!("timed out, re-run at {}", GoDuration(*t)),
         },
     );
     // ANCHOR_END: kube
 
-    let calls =
-        run!(&["cm-hang", "cm-ok"], &[(0, "cm-hang"), (1, "cm-ok")], cfg().concurrency(1), hang_or_requeue, secs(60));
+    let calls = run!(
+        &["cm-hang", "cm-ok"],
+        &[(0, "cm-hang"), (1, "cm-ok")],
+        cfg().concurrency(1),
+        hang_or_requeue,
+        secs(60)
+    );
     cells.insert(
         "frozen",
         match calls.of("cm-ok").first() {
             None => "concurrency(1): others never run".to_owned(),
-            Some(t) => format!("concurrency(1): others run at {}", GoDuration(*t)),
+            Some(t) => {
+                format!("concurrency(1): others run at {}", GoDuration(*t))
+            }
         },
     );
 
-    let (alive, at) = if guarded { controller_panic(guarded_panics).await } else { controller_panic(panics).await };
+    let (alive, at) = if guarded {
+        controller_panic(guarded_panics).await
+    } else {
+        controller_panic(panics).await
+    };
     cells.insert(
         "panic",
         if alive {
             // The reconcile panics 2s after it starts.
-            format!("error, retried {} after it", GoDuration(at[1] - at[0] - secs(2)))
+            format!(
+                "error, retried {} after it",
+                GoDuration(at[1] - at[0] - secs(2))
+            )
         } else {
             "the whole controller dies".to_owned()
         },
@@ -451,15 +585,29 @@ async fn kube_column(guarded: bool) -> BTreeMap<&'static str, String> {
 
     let calls = run!(&["obj"], &[(0, "obj")], cfg(), always_fails, secs(3000));
     let at = calls.of("obj");
-    cells.insert("backoff", format!("{}; {}", waits(&at, 3), first_capped(&at, secs(1000))));
+    cells.insert(
+        "backoff",
+        format!("{}; {}", waits(&at, 3), first_capped(&at, secs(1000))),
+    );
 
     let calls = run!(&["obj"], &[(0, "obj")], cfg(), invalid, secs(60));
-    cells.insert("terminal", format!("invalid spec: {} requeues in 1m", calls.of("obj").len() - 1));
+    cells.insert(
+        "terminal",
+        format!("invalid spec: {} requeues in 1m", calls.of("obj").len() - 1),
+    );
 
-    let calls = run!(&["obj"], &[(0, "obj")], cfg(), fail_fail_ok_fail, secs(120));
+    let calls =
+        run!(&["obj"], &[(0, "obj")], cfg(), fail_fail_ok_fail, secs(120));
     let (first, after_ok) = flaky_after_ok(&calls.of("obj"));
-    let tail = if guarded { format!("{} again", GoDuration(after_ok)) } else { GoDuration(after_ok).to_string() };
-    cells.insert("forget", format!("wait {}, after a success {tail}", GoDuration(first)));
+    let tail = if guarded {
+        format!("{} again", GoDuration(after_ok))
+    } else {
+        GoDuration(after_ok).to_string()
+    };
+    cells.insert(
+        "forget",
+        format!("wait {}, after a success {tail}", GoDuration(first)),
+    );
     cells
 }
 
@@ -501,8 +649,14 @@ fn wrap(text: &str) -> Vec<String> {
 
 #[tokio::main(flavor = "current_thread", start_paused = true)]
 async fn main() {
-    let client_go = go_column(|| RateLimitingQueue::new(default_typed_controller_rate_limiter())).await;
-    let priority = go_column(|| PriorityQueue::with_rate_limiter(priority_queue_default_rate_limiter())).await;
+    let client_go = go_column(|| {
+        RateLimitingQueue::new(default_typed_controller_rate_limiter())
+    })
+    .await;
+    let priority = go_column(|| {
+        PriorityQueue::with_rate_limiter(priority_queue_default_rate_limiter())
+    })
+    .await;
     let kube = kube_column(false).await;
     let guarded = kube_column(true).await;
     let runs = [&client_go, &priority, &kube, &guarded];

@@ -167,10 +167,12 @@ func column(t *testing.T, pq bool) map[string]string {
 		q.Done(key)
 		after := q.Len()
 		q.ShutDown()
-		cells["dirty"] = fmt.Sprintf("%d adds: Len %d, then %d run after Done", 3, whileHeld, after)
+		cells["dirty"] = fmt.Sprintf("%d adds: Len %d, then %d run after Done",
+			3, whileHeld, after)
 	})
 
-	// A trigger while the key is held, then the reconcile asks for RequeueAfter(60s).
+	// A trigger while the key is held, then the reconcile asks for
+	// RequeueAfter(60s).
 	bubble(func() {
 		begin := time.Now()
 		var runs []time.Duration

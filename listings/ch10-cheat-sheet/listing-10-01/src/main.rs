@@ -8,7 +8,9 @@ use std::time::Duration;
 use anyhow::anyhow;
 use faithful_workqueue::call_log::CallLog;
 use faithful_workqueue::controller::Controller;
-use faithful_workqueue::default_rate_limiters::{ItemExponentialFailureRateLimiter, RateLimiter};
+use faithful_workqueue::default_rate_limiters::{
+    ItemExponentialFailureRateLimiter, RateLimiter,
+};
 use faithful_workqueue::go_duration::GoDuration;
 use faithful_workqueue::priorityqueue::PriorityQueue;
 use faithful_workqueue::rate_limiting_queue::{Interface, RateLimitingQueue};
@@ -21,7 +23,10 @@ const KEY: Key = "default/web";
 const PATIENCE: Duration = Duration::from_millis(500);
 
 fn limiter() -> Arc<ItemExponentialFailureRateLimiter<Key>> {
-    Arc::new(ItemExponentialFailureRateLimiter::new(Duration::from_millis(5), Duration::from_secs(1000)))
+    Arc::new(ItemExponentialFailureRateLimiter::new(
+        Duration::from_millis(5),
+        Duration::from_secs(1000),
+    ))
 }
 
 /// Runs one reconcile returning `outcome` through the switch, for a key that
@@ -33,10 +38,16 @@ async fn arm(outcome: Outcome) -> (Vec<String>, usize) {
     let limiter = limiter();
     limiter.when(&KEY);
     limiter.when(&KEY);
-    let queue = CallLog::new(PriorityQueue::with_rate_limiter(limiter.clone()), move |call| {
-        sink.lock().unwrap().push(call.replace(&format!(" {KEY:?}"), ""))
-    });
-    let controller = Controller::new(queue.clone(), move |_key: Key| async move { outcome() });
+    let queue = CallLog::new(
+        PriorityQueue::with_rate_limiter(limiter.clone()),
+        move |call| {
+            sink.lock().unwrap().push(call.replace(&format!(" {KEY:?}"), ""))
+        },
+    );
+    let controller = Controller::new(
+        queue.clone(),
+        move |_key: Key| async move { outcome() },
+    );
     queue.add(KEY);
     controller.process_next_work_item().await;
     // ANCHOR_END: arm
@@ -51,14 +62,25 @@ async fn main() {
     // ANCHOR: switch
     let arms: [(&str, Outcome); 6] = [
         ("Ok(done)", || Ok(ReconcileResult::done())),
-        ("Ok(requeue_after 30s)", || Ok(ReconcileResult::requeue_after(Duration::from_secs(30)))),
-        ("Ok(requeue: true)", || Ok(ReconcileResult { requeue: true, ..ReconcileResult::default() })),
+        ("Ok(requeue_after 30s)", || {
+            Ok(ReconcileResult::requeue_after(Duration::from_secs(30)))
+        }),
+        ("Ok(requeue: true)", || {
+            Ok(ReconcileResult { requeue: true, ..ReconcileResult::default() })
+        }),
         ("Err(any error)", || Err(anyhow!("connection refused"))),
-        ("Err(TerminalError)", || Err(terminal_error(anyhow!("spec.replicas must be >= 0")))),
+        ("Err(TerminalError)", || {
+            Err(terminal_error(anyhow!("spec.replicas must be >= 0")))
+        }),
         ("panic, RecoverPanic on", || panic!("nil map")),
     ];
-    println!("THE SWITCH: what happens after Reconcile returns (the key had failed twice)");
-    println!("{:<24}{:<38}failures after", "reconcile returned", "queue calls, in order");
+    println!(
+        "THE SWITCH: what happens after Reconcile returns (the key had failed twice)"
+    );
+    println!(
+        "{:<24}{:<38}failures after",
+        "reconcile returned", "queue calls, in order"
+    );
     for (name, outcome) in arms {
         let (calls, failures) = arm(outcome).await;
         println!("{name:<24}{:<38}{failures}", calls.join(", "));
@@ -68,7 +90,7 @@ async fn main() {
     // ANCHOR: rules
     println!();
     println!("FORGET AND DONE: on client-go's queue");
-    println!("{:<28}{:<44}the failure count", "call", "the queue");
+    println!("{:<26}{:<40}failure count", "call", "the queue");
     let limiter = limiter();
     let queue = RateLimitingQueue::new(limiter.clone());
     queue.add(KEY);
@@ -77,21 +99,29 @@ async fn main() {
     let (len, count) = (queue.len(), queue.num_requeues(&KEY));
     queue.forget(&KEY);
     let forgot = format!("Len {len} -> {}", queue.len());
-    println!("{:<28}{forgot:<44}{count} -> {}", "Forget(key)", queue.num_requeues(&KEY));
+    println!(
+        "{:<26}{forgot:<40}{count} -> {}",
+        "Forget(key)",
+        queue.num_requeues(&KEY)
+    );
 
     let key = queue.get().await.expect("queued");
     queue.add(key); // an event while processing: dirty only
     let before = queue.len();
     queue.done(&key);
     let done = format!("Len {before} -> {}: back in the FIFO", queue.len());
-    println!("{:<28}{done:<44}untouched", "Done(key) after a re-add");
+    println!("{:<26}{done:<40}untouched", "Done(key) after a re-add");
 
     let key = queue.get().await.expect("queued");
     for _ in 0..100 {
         queue.add(key);
     }
     let stalled = tokio::time::timeout(PATIENCE, queue.get()).await.is_err();
-    let never = format!("Len {}, Get timed out after {}: {stalled}", queue.len(), GoDuration(PATIENCE));
-    println!("{:<28}{never:<44}untouched", "no Done, then 100 adds");
+    let never = format!(
+        "Len {}, Get timed out after {}: {stalled}",
+        queue.len(),
+        GoDuration(PATIENCE)
+    );
+    println!("{:<26}{never:<40}untouched", "no Done, then 100 adds");
     // ANCHOR_END: rules
 }

@@ -131,7 +131,7 @@ func main() {
 
 	fmt.Println()
 	fmt.Println("FORGET AND DONE: on client-go's queue")
-	fmt.Printf("%-28s%-44s%s\n", "call", "the queue", "the failure count")
+	fmt.Printf("%-26s%-40s%s\n", "call", "the queue", "failure count")
 	rl := limiter()
 	q := workqueue.NewTypedRateLimitingQueue(rl)
 	defer q.ShutDown() // also releases the Get still waiting in the background
@@ -141,14 +141,14 @@ func main() {
 	n, count := q.Len(), q.NumRequeues(key)
 	q.Forget(key)
 	forgot := fmt.Sprintf("Len %d -> %d", n, q.Len())
-	fmt.Printf("%-28s%-44s%d -> %d\n", "Forget(key)", forgot, count, q.NumRequeues(key))
+	fmt.Printf("%-26s%-40s%d -> %d\n", "Forget(key)", forgot, count, q.NumRequeues(key))
 
 	item, _ := q.Get()
 	q.Add(item) // an event while processing: dirty only
 	before := q.Len()
 	q.Done(item)
 	done := fmt.Sprintf("Len %d -> %d: back in the FIFO", before, q.Len())
-	fmt.Printf("%-28s%-44s%s\n", "Done(key) after a re-add", done, "untouched")
+	fmt.Printf("%-26s%-40s%s\n", "Done(key) after a re-add", done, "untouched")
 
 	item, _ = q.Get()
 	for range 100 {
@@ -156,7 +156,7 @@ func main() {
 	}
 	stalled := !getWithin(q, patience)
 	never := fmt.Sprintf("Len %d, Get timed out after %s: %t", q.Len(), patience, stalled)
-	fmt.Printf("%-28s%-44s%s\n", "no Done, then 100 adds", never, "untouched")
+	fmt.Printf("%-26s%-40s%s\n", "no Done, then 100 adds", never, "untouched")
 }
 
 // getWithin reports whether a Get returns an item within d. The Get runs in

@@ -1,0 +1,167 @@
+//! `cargo xtask dedent-preprocessor`: what book.toml runs after mdBook's
+//! `links` for the HTML renderer, so that a fragment included from inside a
+//! function starts at column 0 on the page.
+//!
+//! mdBook 0.5.4 keeps an anchored include's indentation as it is in the file
+//! (`take_anchored_lines` and `take_rustdoc_include_anchored_lines` in
+//! mdbook-driver's `links/take_lines.rs` copy each line whole), so code shown
+//! from inside `main` or a Go func would start four spaces or a tab in and
+//! push its long lines past the text column. This removes, from each `rust`
+//! and `go` block, the indentation its visible lines share. A hidden Rust
+//! line (`# …`, which `rustdoc_include` makes of every line outside the
+//! anchor) loses the same indentation where it has it, so the whole program
+//! behind the eye icon keeps its nesting, shifted as one.
+//!
+//! Only the HTML renderer runs it (so the PDF, printed from print.html, has it
+//! too). `mdbook test` and the expanded markdown that skeptic reads get the
+//! code as it is in the listing: Rust does not care about indentation, but a
+//! string literal that spans lines would.
+
+use std::io::{Read, Write};
+
+use crate::{Result, json};
+
+/// `supports RENDERER` first, then the book as JSON on stdin.
+pub fn preprocessor(args: &[String]) -> Result {
+    if args.first().map(String::as_str) == Some("supports") {
+        // book.toml names the renderer, so mdBook does not ask; if it does,
+        // any renderer that draws the page may have it.
+        return match args.get(1).map(String::as_str) {
+            Some("html" | "epub") => Ok(()),
+            other => Err(format!("dedent-preprocessor is for renderers that draw pages, not {other:?}")),
+        };
+    }
+    let mut input = String::new();
+    std::io::stdin().read_to_string(&mut input).map_err(|e| format!("reading the book from mdBook: {e}"))?;
+    let book = json::second_element(&input).ok_or("mdBook sent no [context, book] array")?;
+    let book = json::rewrite_strings(book, "content", code_blocks);
+    std::io::stdout().write_all(book.as_bytes()).map_err(|e| e.to_string())
+}
+
+/// `markdown` with every `rust` and `go` fenced block dedented. Other blocks
+/// (outputs, YAML, shell) are left as they are: their indentation is content.
+pub fn code_blocks(markdown: &str) -> String {
+    let mut out = String::with_capacity(markdown.len());
+    // The open fence (its character, its length, whether its lines are Rust)
+    // and the block's lines so far.
+    let mut open: Option<(char, usize, bool)> = None;
+    let mut block: Vec<&str> = Vec::new();
+    for line in markdown.split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        let indent = line.len() - trimmed.len();
+        match open {
+            None => {
+                if indent <= 3
+                    && let Some(c) = trimmed.chars().next().filter(|c| *c == '`' || *c == '~')
+                {
+                    let len = trimmed.chars().take_while(|x| *x == c).count();
+                    if len >= 3 {
+                        let lang = trimmed[len..].trim().split([',', ' ', '\t']).next().unwrap_or_default();
+                        if lang == "rust" || lang == "go" {
+                            open = Some((c, len, lang == "rust"));
+                        }
+                    }
+                }
+                out.push_str(line);
+            }
+            Some((c, len, rust)) => {
+                let closing = trimmed.trim_end();
+                if indent <= 3 && closing.len() >= len && closing.chars().all(|x| x == c) {
+                    out.push_str(&dedent(&block, rust));
+                    out.push_str(line);
+                    block.clear();
+                    open = None;
+                } else {
+                    block.push(line);
+                }
+            }
+        }
+    }
+    // A block never closed runs to the end of the chapter, as in CommonMark.
+    out.push_str(&dedent(&block, open.is_some_and(|(_, _, rust)| rust)));
+    out
+}
+
+/// A Rust line that mdBook hides (mdbook-html's `hide_lines_rust`: `#`
+/// followed by a space or by nothing), split into what comes up to the `# `
+/// and the line's own text.
+fn hidden(body: &str) -> Option<(&str, &str)> {
+    let trimmed = body.trim_start();
+    let after = trimmed.strip_prefix('#')?;
+    let marker = body.len() - after.len();
+    match after.chars().next() {
+        None => Some((body, "")),
+        Some(' ') => Some((&body[..marker + 1], &after[1..])),
+        Some(_) => None,
+    }
+}
+
+/// The lines of one block without the leading whitespace that all its
+/// visible, non-blank lines share.
+fn dedent(lines: &[&str], rust: bool) -> String {
+    let bodies: Vec<&str> = lines.iter().map(|l| l.trim_end_matches(['\n', '\r'])).collect();
+    let visible = |body: &str| !body.trim().is_empty() && (!rust || hidden(body).is_none());
+    let mut shared: Option<&str> = None;
+    for body in bodies.iter().copied().filter(|b| visible(b)) {
+        let ws = &body[..body.len() - body.trim_start().len()];
+        shared = Some(match shared {
+            None => ws,
+            Some(s) => {
+                let common = s.bytes().zip(ws.bytes()).take_while(|(a, b)| a == b).count();
+                &s[..common]
+            }
+        });
+    }
+    let shared = shared.unwrap_or_default();
+    let mut out = String::new();
+    for (line, body) in lines.iter().zip(&bodies) {
+        let newline = &line[body.len()..];
+        if shared.is_empty() {
+            out.push_str(line);
+            continue;
+        }
+        match hidden(body).filter(|_| rust) {
+            Some((marker, text)) => {
+                out.push_str(marker);
+                out.push_str(text.strip_prefix(shared).unwrap_or(text));
+            }
+            None if body.trim().is_empty() => {}
+            None => out.push_str(body.strip_prefix(shared).unwrap_or(body)),
+        }
+        out.push_str(newline);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::code_blocks;
+
+    #[test]
+    fn a_fragment_from_inside_main_starts_at_column_0() {
+        let md = "Text\n\n```rust,noplayground\n# extern crate tokio;\n# fn main() {\n#     let q = 1;\n    \
+                  if q > 0 {\n        println!(\"{q}\");\n\n    }\n#     drop(q);\n# }\n```\n";
+        assert_eq!(
+            code_blocks(md),
+            "Text\n\n```rust,noplayground\n# extern crate tokio;\n# fn main() {\n# let q = 1;\n\
+             if q > 0 {\n    println!(\"{q}\");\n\n}\n# drop(q);\n# }\n```\n"
+        );
+    }
+
+    #[test]
+    fn go_loses_its_shared_tabs_and_other_blocks_keep_theirs() {
+        let md = "```go\n\tif err != nil {\n\t\treturn err\n\t}\n```\n\n```text\n  a table\n  indented\n```\n";
+        assert_eq!(
+            code_blocks(md),
+            "```go\nif err != nil {\n\treturn err\n}\n```\n\n```text\n  a table\n  indented\n```\n"
+        );
+    }
+
+    #[test]
+    fn a_block_at_column_0_and_its_doubled_hash_are_untouched() {
+        let md = "````rust\n## not hidden\nfn main() {\n    let x = 1;\n}\n````\n";
+        assert_eq!(code_blocks(md), md);
+        // Mixed tabs and spaces share only what is the same.
+        assert_eq!(code_blocks("```go\n\t  a\n\t b\n```\n"), "```go\n a\nb\n```\n");
+    }
+}

@@ -94,7 +94,7 @@ fn a_missing_include_is_caught() {
 }
 
 /// One reading order: the loop to the stall (Part I), the priority queue to
-/// kube-rs (Part II), then the appendices. A chapter's number in the sidebar
+/// kube-rs and the analyzer (Part II), then the appendices. A chapter's number in the sidebar
 /// is the number in its file name, its listings' folder and its listings.
 #[test]
 fn the_summary_lists_the_chapters_in_reading_order() {
@@ -110,6 +110,7 @@ fn the_summary_lists_the_chapters_in_reading_order() {
         "A whole controller: metrics and panics",
         "On a real API server",
         "The same loop in kube-rs",
+        "Catch the stall in your own code",
         "Further reading",
         "Closing note",
         "Spoken drills",

@@ -462,9 +462,57 @@ fn promtool() -> Option<PathBuf> {
     path.is_file().then_some(path)
 }
 
-/// The archive of `listings/kube-reconcile-guard/`, and of `listings/alerts/`.
+/// The archive of `listings/kube-reconcile-guard/`, of `listings/alerts/`,
+/// and of the Go analyzer, `listings/workqueuedone/`.
 const GUARD: &str = "kube-reconcile-guard";
 const ALERT: &str = "workqueue-stall-alert";
+const ANALYZER: &str = "workqueuedone";
+
+/// The analyzer's archive is a Go module that builds on its own, and the
+/// command its README builds reports the stalls of its own testdata, as it
+/// would in a reader's module: it exits 3, as go vet does, and says `stall:`.
+#[test]
+fn the_analyzer_builds_and_reports_from_its_archive() {
+    let Some(go) = common::go_or_skip("the_analyzer_builds_and_reports_from_its_archive") else { return };
+    let unpacked = unpacked().join(ANALYZER);
+    let readme = fs::read_to_string(unpacked.join("README.md")).unwrap();
+    let build = "go build -o workqueuedone ./cmd/workqueuedone";
+    assert!(readme.contains(build), "{ANALYZER}'s README does not give `{build}`:\n{readme}");
+    let bin = target_dir("copy-out/go").join(ANALYZER);
+    let go_cmd = |dir: &Path| {
+        let mut cmd = Command::new(&go);
+        cmd.current_dir(dir).env("GOFLAGS", "-mod=readonly -buildvcs=false").env("GOWORK", "off");
+        cmd
+    };
+    for args in [vec!["vet", "./..."], vec!["build", "-o", bin.to_str().unwrap(), "./cmd/workqueuedone"]] {
+        let out = go_cmd(&unpacked).args(&args).output().expect("go can be started");
+        assert!(
+            out.status.success(),
+            "{ANALYZER} unpacked in {}: `go {}` failed ({}):\n{}",
+            unpacked.display(),
+            args.join(" "),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    let testdata = unpacked.join("passes/workqueuedone/testdata");
+    let download = go_cmd(&testdata).args(["mod", "download"]).output().expect("go can be started");
+    assert!(
+        download.status.success(),
+        "go mod download in {}: {}",
+        testdata.display(),
+        String::from_utf8_lossy(&download.stderr)
+    );
+    let out = Command::new(&bin).current_dir(&testdata).env("GOWORK", "off").arg("./loops").output().unwrap();
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.code() == Some(3) && said.contains(": stall: "),
+        "{ANALYZER} unpacked in {}: the command over its testdata's loops package should report stalls and exit 3; \
+         it exited {:?}:\n{said}",
+        unpacked.display(),
+        out.status.code()
+    );
+}
 
 /// Every archive holds the repository's LICENSE and a README that says what
 /// it shows, in the words the book uses, and where it is in the book; every
@@ -477,7 +525,9 @@ fn every_archive_has_the_licence_and_a_readme_that_names_its_chapter() {
     let pages = pages();
     let mut failures = Vec::new();
     let archives: Vec<String> = common::sorted_entries(tree).iter().map(|f| file_name(f)).collect();
-    for name in [GUARD, ALERT] {
+    // The analyzer's archive is made only where Go is, as the twins' are.
+    let go = Command::new("go").arg("version").output().is_ok_and(|o| o.status.success());
+    for name in [GUARD, ALERT].into_iter().chain(go.then_some(ANALYZER)) {
         if !archives.iter().any(|a| a == name) {
             failures.push(format!("no archive {name}.tar.gz"));
         }
@@ -529,6 +579,12 @@ fn every_archive_has_the_licence_and_a_readme_that_names_its_chapter() {
             if !heading.starts_with("# WorkqueueKeyHeldTooLong") || !flat.contains(&first_line) {
                 failures
                     .push(format!("{name}: its README does not start with the alert's name and say \"{first_line}\""));
+            }
+        } else if name == ANALYZER {
+            let own = fs::read_to_string(common::root().join("listings").join(ANALYZER).join("README.md")).unwrap();
+            let says = own.split("\n\n").nth(1).map(one_line).unwrap_or_default();
+            if heading != format!("# {ANALYZER}") || says.is_empty() || !flat.contains(&says) {
+                failures.push(format!("{name}: its README does not start `# {ANALYZER}` and say \"{says}\""));
             }
         } else {
             failures.push(format!("{name}: an archive this test does not know"));

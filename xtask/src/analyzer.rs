@@ -12,7 +12,8 @@
 //!    reports (`corpus.txt`) and its mutation score (`mutants.txt`) must
 //!    print the committed bytes, and every `stall` mutant must be caught;
 //! 4. its cost: the analyzer over the Kubernetes packages beside go vet's
-//!    own analyzers, at most 1.5 times their time (measured, not committed).
+//!    own analyzers, at most 1.5 times their time, measured on every run;
+//!    `cost.txt` is the blessed run's measurement, with its date and machine.
 //!
 //! With `UPDATE_OUTPUTS=1` a stale output is rewritten instead (`cargo xtask
 //! bless`), to be reviewed with `git diff`.
@@ -49,6 +50,8 @@ pub fn test() -> Result {
     build.args(["build", "-o"]).arg(&bin).arg("./cmd/workqueuedone");
     run(build, "workqueuedone: building the command")?;
 
+    broken_package_is_an_error(&bin)?;
+
     // As a vet tool: go vet runs it and fails when it reports.
     let listings = root().join("listings");
     let vet = go(&listings)
@@ -82,7 +85,7 @@ pub fn test() -> Result {
         ));
     }
     let prefix = format!("{}/", listings.display());
-    let twins: String = stderr.lines().map(|l| format!("{}\n", l.replace(&prefix, ""))).collect();
+    let twins: String = stderr.lines().map(|l| page_width(&l.replace(&prefix, ""))).collect();
     compare(&module.join("twins.txt"), &twins, "workqueuedone over listings/")?;
 
     let corpus = module.join("corpus");
@@ -101,15 +104,101 @@ pub fn test() -> Result {
     }
 
     let cost = output(go(&corpus).args(["run", ".", "-cost"]), "the cost")?;
-    eprint!("xtask: {cost}");
-    let ratio: f64 = cost
-        .rsplit_once("ratio ")
-        .and_then(|(_, r)| r.trim().parse().ok())
-        .ok_or_else(|| format!("the cost line has no ratio: {cost}"))?;
-    if ratio > COST_TARGET {
-        return Err(format!("workqueuedone costs {ratio} times go vet's analyzers, over the target of {COST_TARGET}"));
+    check_cost(&corpus.join("cost.txt"), &cost)?;
+    Ok(())
+}
+
+/// The cost is measured on every run and must meet [`COST_TARGET`]. Its
+/// times vary, so the committed `cost.txt`, which the chapter shows, is the
+/// measurement of the run that blessed it, stamped with its date and
+/// machine; a later run checks that the committed one met the target too
+/// and measured the same packages, and rewrites it only under
+/// `UPDATE_OUTPUTS=1`.
+fn check_cost(committed: &Path, fresh: &str) -> Result {
+    eprint!("xtask: the analyzer's cost, measured now:\n{fresh}");
+    let fresh_ratio = cost_ratio(fresh).ok_or_else(|| format!("the cost has no ratio line:\n{fresh}"))?;
+    if fresh_ratio > COST_TARGET {
+        return Err(format!(
+            "workqueuedone costs {fresh_ratio} times go vet's analyzers, over the target of {COST_TARGET}:\n{fresh}"
+        ));
+    }
+    let rel = committed.strip_prefix(root()).unwrap_or(committed).display().to_string();
+    if env::var("UPDATE_OUTPUTS").is_ok_and(|v| v == "1") {
+        let stamped = format!("Measured {} on {}\n{fresh}", crate::perf::utc_now(), crate::perf::machine());
+        fs::write(committed, stamped).map_err(|e| format!("writing {rel}: {e}"))?;
+        eprintln!("xtask: blessed {rel}");
+        return Ok(());
+    }
+    let old = fs::read_to_string(committed)
+        .map_err(|e| format!("{rel}: {e}; measure it with `UPDATE_OUTPUTS=1 cargo xtask analyzer`"))?;
+    let mut lines = old.lines();
+    let stamp = lines.next().unwrap_or_default();
+    let what = lines.next().unwrap_or_default();
+    let ratio = cost_ratio(&old);
+    let fresh_what = fresh.lines().next().unwrap_or_default();
+    if !stamp.starts_with("Measured ") || what != fresh_what || ratio.is_none_or(|r| r > COST_TARGET) {
+        return Err(format!(
+            "{rel} is not a measurement of this corpus that met the target of {COST_TARGET} (it says:\n{old}\nand \
+             this run measured:\n{fresh})\nmeasure it again with `UPDATE_OUTPUTS=1 cargo xtask analyzer`"
+        ));
     }
     Ok(())
+}
+
+/// The ratio of a cost measurement, from its `ratio` line.
+fn cost_ratio(cost: &str) -> Option<f64> {
+    cost.lines().find_map(|l| l.trim().strip_prefix("ratio")).and_then(|r| r.trim().parse().ok())
+}
+
+/// Bad input: a package that does not type-check is reported as such, with
+/// the compiler's message and a failing status, never as a clean run.
+fn broken_package_is_an_error(bin: &Path) -> Result {
+    let dir = root().join("target/workqueuedone/broken");
+    fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    fs::write(dir.join("go.mod"), "module example.com/broken\n\ngo 1.26\n").map_err(|e| e.to_string())?;
+    fs::write(dir.join("broken.go"), "package broken\n\nfunc f() int { return \"x\" }\n").map_err(|e| e.to_string())?;
+    eprintln!("xtask: workqueuedone over a package that does not type-check");
+    let out = Command::new(bin)
+        .current_dir(&dir)
+        .env("GOWORK", "off")
+        .env("GOFLAGS", "-mod=mod")
+        .arg("./...")
+        .output()
+        .map_err(|e| format!("{}: cannot start: {e}", bin.display()))?;
+    let said = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() != Some(1) || !said.contains("broken.go:3") || !said.contains("cannot use \"x\"") {
+        return Err(format!(
+            "workqueuedone over a package with a type error should print the compiler's message and exit 1; it \
+             exited {:?}:\n{said}",
+            out.status.code()
+        ));
+    }
+    Ok(())
+}
+
+/// The widest line the analyzer's outputs print, as the corpus listing's
+/// `width`: they are shown in the book's column and on its printed page.
+const WIDTH: usize = 76;
+
+/// A diagnostic as go vet prints it, `file:line:col: message`, laid out for
+/// the page: the position on a line of its own, the message below it,
+/// indented and broken at spaces.
+fn page_width(diagnostic: &str) -> String {
+    let Some((at, message)) = diagnostic.split_once(": ") else { return format!("{diagnostic}\n") };
+    let mut out = format!("{at}:\n");
+    let mut line = String::new();
+    for word in message.split_whitespace() {
+        if !line.is_empty() && 4 + line.len() + 1 + word.len() > WIDTH {
+            out.push_str(&format!("    {line}\n"));
+            line.clear();
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(word);
+    }
+    out.push_str(&format!("    {line}\n"));
+    out
 }
 
 fn output(cmd: &mut Command, what: &str) -> Result<String> {
@@ -141,4 +230,30 @@ fn compare(committed: &Path, fresh: &str, what: &str) -> Result {
     Err(format!(
         "{what} no longer prints {rel}:\n{diff}\nIf the change is intended, run `UPDATE_OUTPUTS=1 cargo xtask analyzer` and review `git diff`."
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lays_a_diagnostic_out_for_the_page() {
+        let d = "a/main.go:58:1: stall: q.Get() on line 48 hands out item, and this path returns without \
+                 q.Done(item) at all, whatever happens";
+        let laid = page_width(d);
+        assert!(laid.starts_with("a/main.go:58:1:\n    stall: q.Get()"), "{laid}");
+        assert!(laid.lines().all(|l| l.len() <= WIDTH), "{laid}");
+        assert_eq!(
+            laid.split_whitespace().collect::<Vec<_>>().join(" "),
+            d.replacen(": ", ":\n", 1).split_whitespace().collect::<Vec<_>>().join(" ")
+        );
+    }
+
+    #[test]
+    fn reads_the_ratio_of_a_cost_measurement() {
+        let cost = "Measured 2026-12-05 23:00 UTC on x\n56 packages of k8s.io/kubernetes@v1.37.2, the median:\n  \
+                    workqueuedone                 1.2s\n  ratio                        0.93\n";
+        assert_eq!(cost_ratio(cost), Some(0.93));
+        assert_eq!(cost_ratio("no ratio here\n"), None);
+    }
 }

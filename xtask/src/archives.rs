@@ -28,6 +28,9 @@
 //!   --locked` work in the unpacked folder.
 //! * `workqueue-stall-alert.tar.gz` holds `listings/alerts/` as it is: the
 //!   rule file and its promtool test.
+//! * `workqueuedone.tar.gz` holds `listings/workqueuedone/` as it is: the Go
+//!   analyzer of chapter 10, its command, tests and corpus (made only with
+//!   Go, as the twins' archives are).
 //!
 //! Every archive holds the repository's `LICENSE` (Apache-2.0, the licence
 //! of the port and of the Go code it ports), byte for byte, and a README.md
@@ -76,6 +79,10 @@ const ALERT: &str = "workqueue-stall-alert";
 const ALERT_RULES: &str = "workqueue-stall.rules.yml";
 const ALERT_TESTS: &str = "workqueue-stall.test.yml";
 
+/// The archive of `listings/workqueuedone/`, the Go analyzer: its folder's
+/// name, and its module's.
+const ANALYZER: &str = "workqueuedone";
+
 /// `cargo xtask archives DIR`: every archive into DIR.
 pub fn command(args: &[String]) -> Result {
     let [dir] = args else { return Err("usage: cargo xtask archives DIR".to_owned()) };
@@ -102,6 +109,9 @@ pub fn write(dest: &Path) -> Result {
     }
     written.insert(guard_archive(&mut work, &book, dest)?);
     written.insert(alert_archive(&mut work, &book, dest)?);
+    if go {
+        written.insert(analyzer_archive(&mut work, &book, dest)?);
+    }
     work.prune_cache()?;
     let mut bytes = 0;
     for entry in fs::read_dir(dest).map_err(|e| e.to_string())? {
@@ -367,6 +377,26 @@ fn alert_archive(work: &mut Work, book: &Book, dest: &Path) -> Result<String> {
     let page = book.linking(&format!("{ALERT}.tar.gz"))?;
     add_readme_and_licence(&folder, ALERT, &alert_readme(alert.trim(), &says, page))?;
     work.pack(ALERT, dest)
+}
+
+/// `workqueuedone.tar.gz`: the Go analyzer of chapter 10 as it is in
+/// `listings/workqueuedone/`, a module of its own with its tests, its
+/// testdata and its corpus. Its README is the folder's, with the place in
+/// the book and the licence added.
+fn analyzer_archive(work: &mut Work, book: &Book, dest: &Path) -> Result<String> {
+    let from = root().join("listings").join(ANALYZER);
+    let folder = work.stage.join(ANALYZER);
+    remove_dir(&folder)?;
+    copy_dir(&from, &folder, &["README.md"])?;
+    let own = read(&from.join("README.md"))?;
+    let Some(body) = own.strip_prefix(&format!("# {ANALYZER}\n")) else {
+        return Err(format!("{}/README.md does not start `# {ANALYZER}`", from.display()));
+    };
+    let page = book.linking(&format!("{ANALYZER}.tar.gz"))?;
+    let readme =
+        format!("# {ANALYZER}\n{}\n\nThe analyzer is from {BOOK}: {}.\n\n{LICENCE}\n", body.trim_end(), page.place());
+    add_readme_and_licence(&folder, ANALYZER, &readme)?;
+    work.pack(ANALYZER, dest)
 }
 
 /// The first sentence of the `#` comment a YAML file opens with, its lines
@@ -1235,13 +1265,13 @@ mod tests {
     #[test]
     fn a_page_s_own_program_takes_the_page_s_first_sentence() {
         let listing = Listing {
-            name: "listing-10-01".into(),
-            dir: root().join("listings/ch10-cheat-sheet/listing-10-01"),
-            chapter: "ch10-cheat-sheet".into(),
+            name: "listing-cheat-sheet".into(),
+            dir: root().join("listings/cheat-sheet/listing-cheat-sheet"),
+            chapter: "cheat-sheet".into(),
         };
         let markdown = "# Cheat sheet\n\n<div class=\"cheat-sheet\">\n\nWhat the switch does after each \
                         return, and what <code>Forget</code> changes. Both tables are printed by it (download \
-                        <a href=\"downloads/listing-10-01.tar.gz\">the crate</a>).\n\nMore.\n";
+                        <a href=\"downloads/listing-cheat-sheet.tar.gz\">the crate</a>).\n\nMore.\n";
         let book = Book {
             pages: vec![Page { stem: "cheat-sheet".into(), title: "Cheat sheet".into(), markdown: markdown.into() }],
         };

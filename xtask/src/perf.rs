@@ -1134,14 +1134,19 @@ impl Facts {
     }
 
     fn machine(&self) -> String {
-        let cpu = fs::read_to_string("/proc/cpuinfo")
-            .ok()
-            .and_then(|s| {
-                s.lines().find_map(|l| l.strip_prefix("model name")?.split_once(':').map(|(_, m)| m.trim().to_owned()))
-            })
-            .unwrap_or_else(|| "an unknown CPU".to_owned());
-        format!("{cpu}, {} cores, {} {}", cores(), env::consts::OS, env::consts::ARCH)
+        machine()
     }
+}
+
+/// The machine a measurement ran on: its CPU, its cores, its OS.
+pub(crate) fn machine() -> String {
+    let cpu = fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines().find_map(|l| l.strip_prefix("model name")?.split_once(':').map(|(_, m)| m.trim().to_owned()))
+        })
+        .unwrap_or_else(|| "an unknown CPU".to_owned());
+    format!("{cpu}, {} cores, {} {}", cores(), env::consts::OS, env::consts::ARCH)
 }
 
 fn cores() -> usize {
@@ -1547,7 +1552,7 @@ fn json_string(line: &str, key: &str) -> Option<String> {
 }
 
 /// Now, as `YYYY-MM-DD HH:MM UTC`.
-fn utc_now() -> String {
+pub(crate) fn utc_now() -> String {
     let secs = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
     let (days, rem) = (secs / 86_400, secs % 86_400);
     let (y, m, d) = civil_from_days(days as i64);

@@ -327,17 +327,46 @@ func printTable(mods []*module, byPath map[string]*packages.Package) error {
 				}
 			}
 			for _, rep := range r.reports {
-				lines = append(lines, fmt.Sprintf("%s@%s %s:%d\n    %s", m.path, m.version, rep.file, rep.line, rep.message))
+				lines = append(lines, fmt.Sprintf("%s@%s\n  %s:%d\n%s", m.path, m.version, rep.file, rep.line, wrap(rep.message, "    ")))
 			}
 		}
 		fmt.Printf("%-31s %-8s %8d %9d %8d\n", m.path, m.version, len(pkgs), funcs, reported)
 	}
 	sort.Strings(lines)
-	fmt.Printf("\n%d reports:\n", len(lines))
+	fmt.Printf("\n%d reports, by module, file and line:\n", len(lines))
+	module := ""
 	for _, l := range lines {
-		fmt.Println(l)
+		// Each line starts with its module, printed once above its reports.
+		mod, report, _ := strings.Cut(l, "\n")
+		if mod != module {
+			fmt.Printf("\n%s\n", mod)
+			module = mod
+		}
+		fmt.Println(report)
 	}
 	return nil
+}
+
+// width is the widest line the listings print, so that they fit the
+// book's column and its printed page.
+const width = 76
+
+// wrap breaks text into lines of at most width columns at spaces, each
+// starting with indent.
+func wrap(text, indent string) string {
+	var out []string
+	line := indent
+	for _, word := range strings.Fields(text) {
+		if line != indent && len(line)+1+len(word) > width {
+			out = append(out, line)
+			line = indent
+		}
+		if line != indent {
+			line += " "
+		}
+		line += word
+	}
+	return strings.Join(append(out, line), "\n")
 }
 
 // A mutant is one function broken one way.
@@ -376,7 +405,7 @@ func printMutants(mods []*module, byPath map[string]*packages.Package) error {
 				if len(ms) == 0 {
 					pos := p.Fset.Position(h.Get)
 					rel, _ := filepath.Rel(m.dir, pos.Filename)
-					unmutated = append(unmutated, fmt.Sprintf("%s@%s %s:%d (%s)", m.path, m.version, filepath.ToSlash(rel), pos.Line, h.Func))
+					unmutated = append(unmutated, fmt.Sprintf("%s@%s (%s)\n    %s:%d", m.path, m.version, h.Func, filepath.ToSlash(rel), pos.Line))
 				}
 				for _, mu := range ms {
 					after, err := analyzeMutant(p, mu)
@@ -391,7 +420,7 @@ func printMutants(mods []*module, byPath map[string]*packages.Package) error {
 					if after[mu.expect] > before[mu.expect] {
 						scores[k].caught++
 					} else {
-						missed = append(missed, fmt.Sprintf("%s %s@%s %s", k, m.path, m.version, mu.where))
+						missed = append(missed, fmt.Sprintf("%s %s@%s\n    %s", k, m.path, m.version, mu.where))
 					}
 				}
 			}
@@ -412,7 +441,7 @@ func printMutants(mods []*module, byPath map[string]*packages.Package) error {
 		fmt.Println("  " + l)
 	}
 	sort.Strings(unmutated)
-	fmt.Printf("\n%d hand-outs released with no Done of their own to break (a helper or a channel does it):\n", len(unmutated))
+	fmt.Printf("\n%d hand-outs with no Done of their own to break\n(they return the item, or a helper or another goroutine releases it):\n", len(unmutated))
 	for _, l := range unmutated {
 		fmt.Println("  " + l)
 	}
@@ -725,8 +754,11 @@ func printCost(m *module, byPath map[string]*packages.Package) error {
 	if err != nil {
 		return err
 	}
-	fmt.Printf("workqueuedone over %d packages of %s@%s: %s; go vet's %d analyzers: %s; ratio %s\n",
-		len(pkgs), m.path, m.version, ours.Round(time.Millisecond), len(vetAnalyzers), vet.Round(time.Millisecond),
-		strconv.FormatFloat(float64(ours)/float64(vet), 'f', 2, 64))
+	// The first line names what was measured and is compared byte for byte
+	// by the xtask; the times below it vary from run to run.
+	fmt.Printf("%d packages of %s@%s, the median of 5 runs each:\n", len(pkgs), m.path, m.version)
+	fmt.Printf("  %-24s %8s\n", "workqueuedone", ours.Round(time.Millisecond))
+	fmt.Printf("  %-24s %8s\n", fmt.Sprintf("go vet's %d analyzers", len(vetAnalyzers)), vet.Round(time.Millisecond))
+	fmt.Printf("  %-24s %8s\n", "ratio", strconv.FormatFloat(float64(ours)/float64(vet), 'f', 2, 64))
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"k8s.io/client-go/util/workqueue"
 )
 
+// ANCHOR: own-interface
 // A queue behind an interface of your own: its Get and Done are yours,
 // not client-go's, so the analyzer does not know it is a queue. Missed.
 type keyQueue interface {
@@ -24,6 +25,7 @@ func ownInterface(q keyQueue) bool {
 	return key != "" // a stall the analyzer cannot see
 }
 
+// ANCHOR_END: own-interface
 // An interface of your own that embeds client-go's: the methods are still
 // client-go's, so it is a queue.
 type wrapped interface {
@@ -36,7 +38,7 @@ func embedded(q wrapped) bool {
 	if shutdown {
 		return false
 	}
-	return key != "" // want `stall: q.Get\(\) on line 35 hands out key`
+	return key != "" // want `stall: q.Get\(\) on line 37 hands out key`
 }
 
 // A type with Get and no Done is not a queue, whatever its package.
@@ -49,6 +51,7 @@ func notAQueue(c cache) bool {
 	return key != ""
 }
 
+// ANCHOR: stored
 // An item stored for a worker pool to release later: the analyzer
 // follows no channel, so it reports a stall that is not one.
 func handedToPool(q workqueue.TypedInterface[string], pool chan<- string) bool {
@@ -57,7 +60,7 @@ func handedToPool(q workqueue.TypedInterface[string], pool chan<- string) bool {
 		return false
 	}
 	pool <- key
-	return true // want `stall: q.Get\(\) on line 55 hands out key`
+	return true // want `stall: q.Get\(\) on line 58 hands out key`
 }
 
 func pool(q workqueue.TypedInterface[string], pool <-chan string) {
@@ -66,6 +69,7 @@ func pool(q workqueue.TypedInterface[string], pool <-chan string) {
 	}
 }
 
+// ANCHOR_END: stored
 // Done called through reflection is not seen: reported, though released.
 func reflected(q workqueue.TypedInterface[string]) bool {
 	key, shutdown := q.Get()
@@ -73,7 +77,7 @@ func reflected(q workqueue.TypedInterface[string]) bool {
 		return false
 	}
 	reflect.ValueOf(q).MethodByName("Done").Call([]reflect.Value{reflect.ValueOf(key)})
-	return true // want `stall: q.Get\(\) on line 71 hands out key`
+	return true // want `stall: q.Get\(\) on line 75 hands out key`
 }
 
 // A Done passed on as a function value is not followed either.
@@ -83,7 +87,7 @@ func doneAsValue(q workqueue.TypedInterface[string], finish func(func(string), s
 		return false
 	}
 	finish(q.Done, key)
-	return true // want `stall: q.Get\(\) on line 81 hands out key`
+	return true // want `stall: q.Get\(\) on line 85 hands out key`
 }
 
 // An item handed back to the caller is the caller's to release.

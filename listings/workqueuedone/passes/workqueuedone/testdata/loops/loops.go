@@ -38,6 +38,7 @@ func (c *controller) deferAfterCheck(ctx context.Context) bool {
 	return true
 }
 
+// ANCHOR: kinds
 // An error branch that returns before the Done at the end.
 func (c *controller) earlyReturn(ctx context.Context) bool {
 	key, quit := c.queue.Get()
@@ -46,7 +47,7 @@ func (c *controller) earlyReturn(ctx context.Context) bool {
 	}
 	if err := c.sync(ctx, key); err != nil {
 		c.queue.AddRateLimited(key)
-		return true // want `stall: c.queue.Get\(\) on line 43 hands out key, and this path returns without c.queue.Done\(key\)`
+		return true // want `stall: c.queue.Get\(\) on line 44 hands out key`
 	}
 	c.queue.Forget(key)
 	c.queue.Done(key)
@@ -65,7 +66,7 @@ func (c *controller) forgetForDone(ctx context.Context) bool {
 		return true
 	}
 	c.queue.Forget(key)
-	return true // want `forget: c.queue.Forget\(key\) on line 67 resets the backoff but is not Done: .* this path returns without c.queue.Done\(key\)`
+	return true // want `forget: c.queue.Forget\(key\) on line 68`
 }
 
 // Done on both paths, by hand: right, unless sync panics.
@@ -75,7 +76,7 @@ func (c *controller) explicitEveryPath(ctx context.Context) bool {
 		return false
 	}
 	if err := c.sync(ctx, key); err != nil {
-		c.queue.Done(key) // want `panic: c.queue.Done\(key\) is not deferred: a panic between c.queue.Get\(\) on line 73 and here leaves key never Done`
+		c.queue.Done(key) // want `panic: c.queue.Done\(key\) is not deferred`
 		c.queue.AddRateLimited(key)
 		return true
 	}
@@ -83,6 +84,7 @@ func (c *controller) explicitEveryPath(ctx context.Context) bool {
 	return true
 }
 
+// ANCHOR_END: kinds
 // Done straight after Get, with nothing that could panic in between.
 func (c *controller) nothingInBetween() bool {
 	key, quit := c.queue.Get()
@@ -100,9 +102,10 @@ func (c *controller) missingDone(ctx context.Context) bool {
 		return false
 	}
 	_ = c.sync(ctx, key)
-	return true // want `stall: c.queue.Get\(\) on line 98 hands out key, and this path returns without c.queue.Done\(key\)`
+	return true // want `stall: c.queue.Get\(\) on line 100 hands out key, and this path returns without c.queue.Done\(key\)`
 }
 
+// ANCHOR: released
 // sample-controller's shape: the item goes to a literal called at once.
 func (c *controller) sampleController() bool {
 	obj, shutdown := c.untyped.Get()
@@ -126,6 +129,7 @@ func (c *controller) sampleController() bool {
 	return err == nil
 }
 
+// ANCHOR_END: released
 // A literal called at once that forgets the Done on one path: the
 // caller's return is where the item leaves.
 func (c *controller) leakyLiteral() bool {
@@ -139,7 +143,7 @@ func (c *controller) leakyLiteral() bool {
 		}
 		c.untyped.Done(obj)
 	}(obj)
-	return true // want `stall: c.untyped.Get\(\) on line 132 hands out obj`
+	return true // want `stall: c.untyped.Get\(\) on line 136 hands out obj`
 }
 
 // The item goes to a goroutine that releases it.
@@ -191,9 +195,10 @@ func (c *controller) viaLeakyHelper(ctx context.Context) bool {
 		return false
 	}
 	release.Requeue(c.queue, key, c.sync(ctx, key))
-	return true // want `stall: c.queue.Get\(\) on line 189 hands out key`
+	return true // want `stall: c.queue.Get\(\) on line 193 hands out key`
 }
 
+// ANCHOR: loops
 // A worker that loops around Get itself, and skips an item with continue.
 func (c *controller) loopWithContinue(ctx context.Context) {
 	for {
@@ -202,7 +207,7 @@ func (c *controller) loopWithContinue(ctx context.Context) {
 			return
 		}
 		if key == "" {
-			continue // want `stall: c.queue.Get\(\) on line 200 hands out key, and the loop goes back to Get here without c.queue.Done\(key\)`
+			continue // want `stall: .* the loop goes back to Get here`
 		}
 		_ = c.sync(ctx, key)
 		c.queue.Done(key)
@@ -222,7 +227,7 @@ func (c *controller) loopWithBreak(ctx context.Context) {
 		c.queue.Done(key)
 	}
 	fmt.Println("stopped")
-} // want `stall: c.queue.Get\(\) on line 215 hands out key, and this path returns without c.queue.Done\(key\)`
+} // want `stall: c.queue.Get\(\) on line 220 hands out key`
 
 // defer in a loop runs at the return, not at the end of the iteration.
 func (c *controller) deferInLoop(ctx context.Context) {
@@ -232,10 +237,11 @@ func (c *controller) deferInLoop(ctx context.Context) {
 			return
 		}
 		defer c.queue.Done(key)
-		_ = c.sync(ctx, key) // want `stall: .* the loop goes back to Get here, but defer c.queue.Done\(key\) runs only when deferInLoop returns`
+		_ = c.sync(ctx, key) // want `stall: .* defer c.queue.Done\(key\) runs only`
 	}
 }
 
+// ANCHOR_END: loops
 // Done on a variable that is not the item.
 func (c *controller) doneOnAnotherVariable(ctx context.Context) bool {
 	key, quit := c.queue.Get()
@@ -245,7 +251,7 @@ func (c *controller) doneOnAnotherVariable(ctx context.Context) bool {
 	name := "default/" + key
 	defer c.queue.Done(name)
 	_ = c.sync(ctx, key)
-	return true // want `stall: c.queue.Get\(\) on line 241 hands out key`
+	return true // want `stall: c.queue.Get\(\) on line 247 hands out key`
 }
 
 // Done on another queue than the one the item came from.
@@ -256,7 +262,7 @@ func (c *controller) doneOnAnotherQueue(ctx context.Context) bool {
 	}
 	defer c.other.Done(key)
 	_ = c.sync(ctx, key)
-	return true // want `stall: c.queue.Get\(\) on line 253 hands out key`
+	return true // want `stall: c.queue.Get\(\) on line 259 hands out key`
 }
 
 // A variable assigned from the item is the item.
@@ -292,7 +298,7 @@ func (c *controller) priorityLeak(ctx context.Context) bool {
 		return false
 	}
 	if c.sync(ctx, key) != nil {
-		return false // want `stall: c.pq.GetWithPriority\(\) on line 290 hands out key`
+		return false // want `stall: c.pq.GetWithPriority\(\) on line 296 hands out key`
 	}
 	c.pq.Done(key)
 	return true

@@ -12,7 +12,7 @@
 // Part 2 runs each Forget/Done rule on client-go's rate-limiting queue with
 // the same kind of limiter. Nothing in the tables is typed in.
 //
-// Run from listings/: go run ./ch10-cheat-sheet/listing-10-01/twin
+// Run from listings/: go run ./cheat-sheet/listing-cheat-sheet/twin
 package main
 
 import (

@@ -256,7 +256,7 @@ fn the_control_plane_dies_with_whatever_started_it() {
     wait_gone(&processes, "after the supervisor was killed");
 }
 
-/// The alert rule of chapters 7 and 8 (`listings/alerts/`): promtool
+/// The alert rule of chapters 7 and 9 (`listings/alerts/`): promtool
 /// checks it and runs its tests (it fires for a key that is never done, and
 /// stays silent for a healthy queue and for a long reconcile that finishes).
 #[test]

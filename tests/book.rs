@@ -93,8 +93,9 @@ fn a_missing_include_is_caught() {
     assert!(errors.iter().any(|e| e.contains("missing/output.txt")), "not caught: {errors:?}");
 }
 
-/// One reading order: the loop to the stall (Part I), the priority queue to
-/// kube-rs and the analyzer (Part II), then the appendices. A chapter's number in the sidebar
+/// One reading order: the loop to the stall (Part I), the priority queue,
+/// kube-rs, a real API server and the analyzer (Part II), then the
+/// appendices. A chapter's number in the sidebar
 /// is the number in its file name, its listings' folder and its listings.
 #[test]
 fn the_summary_lists_the_chapters_in_reading_order() {
@@ -108,8 +109,8 @@ fn the_summary_lists_the_chapters_in_reading_order() {
         "The silent stall",
         "The priority queue",
         "A whole controller: metrics and panics",
-        "On a real API server",
         "The same loop in kube-rs",
+        "On a real API server",
         "Catch the stall in your own code",
         "Further reading",
         "Closing note",

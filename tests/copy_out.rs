@@ -8,12 +8,12 @@
 //!
 //! * a Rust archive with `cargo run --locked` (so its Cargo.lock must be
 //!   complete and unchanged), which must print the listing's committed
-//!   output; chapter 8's are only built (`cargo build --locked`), since they
+//!   output; chapter 9's are only built (`cargo build --locked`), since they
 //!   need an API server (api_server.rs runs them against one);
 //! * a Go archive with `go vet ./...` and `go build` (or `go test -c` for a
 //!   twin that is a test) under `-mod=readonly`, so its go.mod and go.sum
 //!   must be complete; the binary then runs in `twin/` and must print the
-//!   twin's committed output (chapter 8's are only built). A Go archive whose
+//!   twin's committed output (chapter 9's are only built). A Go archive whose
 //!   files, expected output and Go are those of a run where it passed is not
 //!   checked again, except under `CI=true` (see that test for why);
 //! * the guard's archive with `cargo build --locked` and `cargo test
@@ -317,7 +317,7 @@ fn every_go_twin_builds_and_runs_from_its_archive() {
         }
         if only_built {
             fs::write(&passed, &fingerprint).unwrap();
-            continue; // api_server.rs runs chapter 8's twins, against a real control plane
+            continue; // api_server.rs runs chapter 9's twins, against a real control plane
         }
         let mut run = Command::new(&bin);
         run.current_dir(module.join("twin"));
@@ -342,7 +342,7 @@ fn every_go_twin_builds_and_runs_from_its_archive() {
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
 }
 
-/// The middleware crate of chapter 9 is meant to be copied alone: it must
+/// The middleware crate of chapter 8 is meant to be copied alone: it must
 /// depend on no other crate of this repository, and its archive must build
 /// and pass its tests and doctests unpacked, with the commands its README
 /// gives.

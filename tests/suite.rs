@@ -26,7 +26,7 @@ use std::path::{Path, PathBuf};
 /// folder covers what is inside it).
 const REAL_TIME: &[&str] = &[
     "tests/api_server.rs",
-    "listings/ch08-real-api-server/",
+    "listings/ch09-real-api-server/",
     "listings/cluster-support/",
     "listings/internal/apiserver/",
     "listings/internal/cluster/",

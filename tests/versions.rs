@@ -132,7 +132,7 @@ fn versions() -> String {
          - sigs.k8s.io/controller-runtime {controller_runtime}\n\
          - golang.org/x/time {x_time}\n\
          - kube-runtime {kube_runtime} (with kube {kube} and k8s-openapi {k8s_openapi})\n\
-         - kube-apiserver {kube_apiserver}, etcd {etcd} and promtool from Prometheus {prometheus}\n  (chapter 8)\n\
+         - kube-apiserver {kube_apiserver}, etcd {etcd} and promtool from Prometheus {prometheus}\n  (chapter 9)\n\
          - Go {go}\n\
          - Rust {rust}, edition {edition}\n\
          - tokio {tokio}\n\

@@ -3,7 +3,7 @@
 //
 //     <div class="twin" data-lang="go"><p class="twin-label">…</p><pre>…</pre></div>
 //
-// (chapter 8, which leads with Go, has data-lang="rust" after a Go block).
+// (chapter 9, which leads with Go, has data-lang="rust" after a Go block).
 // Without this script, and on paper (the PDF, the EPUB), both blocks show,
 // one after the other. With it, each pair becomes two tabs, "Rust" and "Go",
 // and one choice holds for the whole book: picking Go on one listing shows

@@ -68,7 +68,7 @@ pub fn listing_dirs() -> Vec<PathBuf> {
 }
 
 /// The chapter whose listings run against a real API server.
-pub const API_SERVER_CHAPTER: &str = "ch08-real-api-server";
+pub const API_SERVER_CHAPTER: &str = "ch09-real-api-server";
 
 /// Whether the listing in `dir` runs against a real API server: every
 /// listing of [`API_SERVER_CHAPTER`] does, and no other.

@@ -63,7 +63,7 @@ use std::time::Instant;
 use crate::{Result, root};
 
 /// The chapter whose listings need a running API server.
-const API_SERVER_CHAPTER: &str = "ch08-real-api-server";
+const API_SERVER_CHAPTER: &str = "ch09-real-api-server";
 
 /// The Go module path of the twins in the repository, and the prefix of the
 /// shared packages they import.
@@ -643,7 +643,7 @@ const BOOK: &str =
 const LICENCE: &str = "Licensed under the Apache License, Version 2.0 (see `LICENSE`), as the whole book's \
                        repository is.";
 
-/// How to run a listing of chapter 8, before its command.
+/// How to run a listing of chapter 9, before its command.
 const API_SERVER: &str = "It talks to a Kubernetes API server: point `KUBECONFIG` at one. The book's repository \
                           starts one with `cargo xtask cluster up`; then, from this folder, with the path of your \
                           clone of the repository:";
@@ -1212,7 +1212,7 @@ mod tests {
         ] {
             assert_eq!(parse_caption(one_line), Ok(want.clone()), "{one_line}");
         }
-        let entities = "<span class=\"caption\">Listing 8-9: <code>depth&lt;25&gt;</code> &amp; more · x</span>";
+        let entities = "<span class=\"caption\">Listing 9-9: <code>depth&lt;25&gt;</code> &amp; more · x</span>";
         assert_eq!(parse_caption(entities).unwrap().1, "`depth<25>` & more");
     }
 

@@ -286,7 +286,7 @@ impl Cluster {
         }
     }
 
-    /// The supervisor's PID (listing 8-8 signals it to restart kube-apiserver).
+    /// The supervisor's PID (listing 9-8 signals it to restart kube-apiserver).
     pub fn supervisor_pid(&self) -> u32 {
         self.child.as_ref().map(Child::id).unwrap_or_default()
     }
@@ -477,10 +477,10 @@ pub fn cluster(args: &[String]) -> Result {
 fn print_how_to_use(kubeconfig: &Path, pid: u32) {
     println!("kubeconfig: {}", kubeconfig.display());
     println!("point a listing at it:");
-    println!("  KUBECONFIG={} cargo run -p listing-08-01", kubeconfig.display());
-    println!("listing 8-8 also needs the supervisor's PID, to restart kube-apiserver:");
-    println!("  KUBECONFIG={} CLUSTER_SUPERVISOR_PID={pid} cargo run -p listing-08-08", kubeconfig.display());
+    println!("  KUBECONFIG={} cargo run -p listing-09-01", kubeconfig.display());
+    println!("listing 9-8 also needs the supervisor's PID, to restart kube-apiserver:");
+    println!("  KUBECONFIG={} CLUSTER_SUPERVISOR_PID={pid} cargo run -p listing-09-08", kubeconfig.display());
     println!("or a Go twin:");
-    println!("  cd listings && KUBECONFIG={} go run ./ch08-real-api-server/listing-08-01/twin", kubeconfig.display());
+    println!("  cd listings && KUBECONFIG={} go run ./ch09-real-api-server/listing-09-01/twin", kubeconfig.display());
     println!("stop it with `cargo xtask cluster down`");
 }

@@ -532,10 +532,10 @@ fn api_server_test() -> Result {
     // The control plane is built with Go, and the supervisor is a Go program.
     if control_plane::go_command().arg("version").output().is_err() {
         if env::var("CI").is_ok_and(|v| v == "true") {
-            return Err("api-server: `go` is not on PATH, and CI=true requires chapter 8's listings (Go 1.26)".into());
+            return Err("api-server: `go` is not on PATH, and CI=true requires chapter 9's listings (Go 1.26)".into());
         }
         eprintln!(
-            "xtask: skipped chapter 8's listings: `go` not found on PATH (they need Go 1.26 to build the control plane)"
+            "xtask: skipped chapter 9's listings: `go` not found on PATH (they need Go 1.26 to build the control plane)"
         );
         return Ok(());
     }

@@ -1212,8 +1212,8 @@ fn for_epub(markdown: &str) -> String {
         .replace("</summary>", "</p>")
 }
 
-/// Markdown links to another chapter (`[text](ch09-kube-runtime.md#side)`)
-/// pointed at the page mdbook-epub writes for it (`ch09-kube-runtime.html`):
+/// Markdown links to another chapter (`[text](ch08-kube-runtime.md#side)`)
+/// pointed at the page mdbook-epub writes for it (`ch08-kube-runtime.html`):
 /// mdBook's HTML renderer rewrites `.md` links itself, mdbook-epub does not,
 /// and epubcheck reports the file it cannot find. The `#fragment` goes:
 /// mdbook-epub gives headings no `id`, so the link opens the chapter.
@@ -1633,11 +1633,11 @@ fn apt_install(package: &str, bin: &Path) -> Result {
 mod tests {
     #[test]
     fn links_to_chapters_point_at_their_epub_pages() {
-        let md = "See [9-5](ch09-kube-runtime.md#side-by-side), [8](ch08.md), \
+        let md = "See [8-5](ch08-kube-runtime.md#side-by-side), [8](ch08.md), \
                   [up](https://x.io/a.md), [f](../listings/a.md) and `v[..](x)`, then ](";
         assert_eq!(
             super::chapter_links_as_html(md),
-            "See [9-5](ch09-kube-runtime.html), [8](ch08.html), \
+            "See [8-5](ch08-kube-runtime.html), [8](ch08.html), \
              [up](https://x.io/a.md), [f](../listings/a.md) and `v[..](x)`, then ]("
         );
     }
@@ -1668,11 +1668,11 @@ mod tests {
 
     #[test]
     fn the_title_page_lists_the_versions_and_the_licence() {
-        let list = "<!-- generated -->\n- k8s.io/client-go v0.37.2\n- kube-apiserver v1.37.2, etcd v3.7.3\n  (chapter 8)\n- `tokio` 1.54.1\n";
+        let list = "<!-- generated -->\n- k8s.io/client-go v0.37.2\n- kube-apiserver v1.37.2, etcd v3.7.3\n  (chapter 9)\n- `tokio` 1.54.1\n";
         let versions = list_items(list);
         assert_eq!(
             versions,
-            vec!["k8s.io/client-go v0.37.2", "kube-apiserver v1.37.2, etcd v3.7.3 (chapter 8)", "tokio 1.54.1"]
+            vec!["k8s.io/client-go v0.37.2", "kube-apiserver v1.37.2, etcd v3.7.3 (chapter 9)", "tokio 1.54.1"]
         );
         let edition = Edition {
             description: "A & B".into(),
@@ -1683,7 +1683,7 @@ mod tests {
         let page = title_page("Book", &edition);
         assert!(page.contains("<p class=\"pdf-title\">Book</p>\n<p class=\"pdf-subtitle\">A &amp; B</p>"), "{page}");
         assert!(page.contains("Edition of 4 December 2026, from commit abc1234"), "{page}");
-        assert!(page.contains("<li>kube-apiserver v1.37.2, etcd v3.7.3 (chapter 8)</li>"), "{page}");
+        assert!(page.contains("<li>kube-apiserver v1.37.2, etcd v3.7.3 (chapter 9)</li>"), "{page}");
         assert!(page.contains("Apache License, Version 2.0"), "{page}");
     }
 

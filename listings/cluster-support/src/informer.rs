@@ -1,6 +1,6 @@
 //! A small informer for ConfigMaps: a kube-rs watcher, a cache, and the
 //! crate's event handler, with client-go's order of things; and the
-//! controller of listings 8-1 and 8-8 built on it (the chapter shows
+//! controller of listings 9-1 and 9-8 built on it (the chapter shows
 //! [`inform`]).
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -129,7 +129,7 @@ pub struct Seen {
     pub queue_empty: bool,
 }
 
-/// The controller of listings 8-1 and 8-8 (the Go twins have it in
+/// The controller of listings 9-1 and 9-8 (the Go twins have it in
 /// `listings/internal/priorities`): [`inform`] feeding a priority queue, and
 /// one worker that reports each reconcile.
 pub struct Priorities {

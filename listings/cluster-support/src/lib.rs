@@ -232,7 +232,7 @@ pub async fn until(
     .await?
 }
 
-/// Reading a Prometheus text exposition (listing 8-4; the Go twins have the
+/// Reading a Prometheus text exposition (listing 9-4; the Go twins have the
 /// same in `listings/internal/scrape`).
 pub mod scrape {
     use std::collections::BTreeMap;

@@ -25,7 +25,7 @@
 //! The handler takes only what it needs from an event: the key and, for an
 //! update, the two resource versions. It knows nothing of a Kubernetes
 //! client, so a kube-rs watcher, a client-go style informer or a test can
-//! feed it alike (listing 8-1 feeds it from `kube::runtime::watcher`).
+//! feed it alike (listing 9-1 feeds it from `kube::runtime::watcher`).
 //!
 //! ```
 //! use faithful_workqueue::handler::{EnqueueRequestForObject, LOW_PRIORITY};

@@ -34,7 +34,7 @@ import (
 // twins on a busy two-core machine.
 const Bound = 60 * time.Second
 
-// Listing is the name failures carry, e.g. "listing-08-01 (Go twin)".
+// Listing is the name failures carry, e.g. "listing-09-01 (Go twin)".
 var Listing = "a Go twin"
 
 // Fail prints a failure naming the listing and exits.

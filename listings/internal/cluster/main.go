@@ -8,7 +8,7 @@
 // On SIGUSR1 it kills kube-apiserver (SIGKILL: a crash, not a graceful
 // stop, which would wait for open watches) and starts it again on the same
 // etcd, port and certificates, so that clients reconnect with the
-// kubeconfig they have (listing 8-8 uses this to cut every watch). Once the
+// kubeconfig they have (listing 9-8 uses this to cut every watch). Once the
 // new server is healthy, it prints "restarted" and writes how many restarts
 // there have been to the kubeconfig's path with ".restarts" appended, where
 // the listing that asked waits for it.

@@ -1,4 +1,4 @@
-// Package priorities is the controller of listings 8-1 and 8-8: a real
+// Package priorities is the controller of listings 9-1 and 9-8: a real
 // Manager's controller for ConfigMaps, with the default priority queue, whose
 // reconciler reports each reconcile with the priority its key was handed out
 // with (controller-runtime does not pass it to Reconcile), the "step" the

@@ -1,6 +1,6 @@
 // Package scrape reads values out of a Prometheus text exposition, waits
 // for a scrape that shows a condition, and prints how two scrapes of one
-// controller compare, for listing 8-4's twin. The Rust listing does the
+// controller compare, for listing 9-4's twin. The Rust listing does the
 // same in its own file; both print only what holds on every run (which
 // gauges grew), never the values, which depend on timing.
 package scrape

@@ -577,6 +577,14 @@ async function checkTabsElsewhere(browser, origin) {
       check(name, s.grouped && s.panels.rust?.shown && s.panels.go?.shown, `${what}, printed: the Rust and the Go code do not both show`);
     });
     check(name, await page.evaluate(() => Array.from(document.querySelectorAll('main [role="tablist"]')).every(l => !l.checkVisibility())), 'printed: the tabs show on paper');
+    // Nothing scrolls on paper: a box that could scroll has its scroll bar
+    // painted down the page by Chromium's print, over the ends of lines.
+    const scrollers = await page.evaluate(() => [document.documentElement, document.body, ...document.body.querySelectorAll('*')]
+      .filter(el => el.checkVisibility() && el.getBoundingClientRect().width > 0)
+      .map(el => ({ el, cs: getComputedStyle(el) }))
+      .filter(({ cs }) => [cs.overflowX, cs.overflowY].some(o => o === 'auto' || o === 'scroll'))
+      .map(({ el, cs }) => `${el.tagName.toLowerCase()}${el.id ? '#' + el.id : ''}${el.classList.length ? '.' + [...el.classList].join('.') : ''} (overflow ${cs.overflowX} ${cs.overflowY})`));
+    check(name, scrollers.length === 0, `printed: ${scrollers.length} box(es) can scroll, and print a scroll bar over the text: ${scrollers.slice(0, 5).join(', ')}`);
     await page.close();
   } finally {
     await fresh.close();

@@ -6,6 +6,10 @@ use faithful_workqueue::default_rate_limiters::{
 use faithful_workqueue::go_duration::GoDuration;
 use faithful_workqueue::rate_limiting_queue::RateLimitingQueue;
 use std::sync::Arc;
+use std::time::Duration;
+
+/// The first delay of the default limiter's curve.
+const BASE_DELAY: Duration = Duration::from_millis(5);
 
 #[tokio::main(flavor = "current_thread", start_paused = true)]
 async fn main() {
@@ -13,16 +17,19 @@ async fn main() {
     let queue = RateLimitingQueue::new(priority_queue_default_rate_limiter());
     println!("1. Forget does not remove anything from the queue");
     queue.add("a");
-    println!("   {:<26}Len()={}", "after Add(\"a\")", queue.len());
+    row("after Add(\"a\")", format!("Len()={}", queue.len()));
+
     queue.forget(&"a");
-    println!(
-        "   {:<26}Len()={}   <- still queued",
+    let n = queue.len();
+    row(
         "after Forget(\"a\")",
-        queue.len()
+        format!("Len()={n}{}", note(n == 1, "still queued")),
     );
+
+    // Only handing the item out and finishing it empties the queue.
     let item = queue.get().await.expect("a is queued");
     queue.done(&item);
-    println!("   {:<26}Len()={}", "after Get()+Done()", queue.len());
+    row("after Get()+Done()", format!("Len()={}", queue.len()));
     // ANCHOR_END: membership
 
     // ANCHOR: backoff
@@ -32,24 +39,33 @@ async fn main() {
     let queue = RateLimitingQueue::new(limiter.clone());
     println!();
     println!("2. Forget resets the backoff");
+    // Three failures in a row: the delays add_rate_limited would wait.
     let delays: Vec<String> =
         (0..3).map(|_| GoDuration(limiter.when(&"a")).to_string()).collect();
-    println!(
-        "   {:<26}{}   NumRequeues={}",
+    let count = queue.num_requeues(&"a");
+    row(
         "When(\"a\") x3",
-        delays.join(", "),
-        queue.num_requeues(&"a")
+        format!("{}   NumRequeues={count}", delays.join(", ")),
     );
+
     queue.forget(&"a");
-    println!(
-        "   {:<26}NumRequeues={}",
+    row(
         "after Forget(\"a\")",
-        queue.num_requeues(&"a")
+        format!("NumRequeues={}", queue.num_requeues(&"a")),
     );
-    println!(
-        "   {:<26}{}   <- the base delay again",
-        "When(\"a\")",
-        GoDuration(limiter.when(&"a"))
-    );
+
+    let d = limiter.when(&"a");
+    let again = note(d == BASE_DELAY, "the base delay again");
+    row("When(\"a\")", format!("{}{again}", GoDuration(d)));
     // ANCHOR_END: backoff
+}
+
+/// One line of the table: what was done, then what the queue says.
+fn row(label: &str, value: String) {
+    println!("   {label:<26}{value}");
+}
+
+/// An arrow comment, printed only if what it claims was observed.
+fn note(observed: bool, text: &str) -> String {
+    if observed { format!("   <- {text}") } else { String::new() }
 }

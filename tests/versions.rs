@@ -126,13 +126,15 @@ fn versions() -> String {
     };
     let go_version = |module: &str| required(&listings, "listings/go.mod", module);
     format!(
-        "<!-- Generated from Cargo.lock, listings/go.mod, tools/control-plane/*/go.mod, xtask's MDBOOK_VERSION and \
-         rust-toolchain.toml, by tests/versions.rs; rewrite it with `{bless}`, never by hand. -->\n\
+        "<!-- Generated from Cargo.lock, listings/go.mod, listings/workqueuedone/go.mod, \
+         tools/control-plane/*/go.mod, xtask's MDBOOK_VERSION and rust-toolchain.toml, by tests/versions.rs; rewrite \
+         it with `{bless}`, never by hand. -->\n\
          - k8s.io/client-go {client_go}\n\
          - sigs.k8s.io/controller-runtime {controller_runtime}\n\
          - golang.org/x/time {x_time}\n\
          - kube-runtime {kube_runtime} (with kube {kube} and k8s-openapi {k8s_openapi})\n\
          - kube-apiserver {kube_apiserver}, etcd {etcd} and promtool from Prometheus {prometheus}\n  (chapter 9)\n\
+         - golang.org/x/tools {x_tools} (the analyzer of chapter 10)\n\
          - Go {go}\n\
          - Rust {rust}, edition {edition}\n\
          - tokio {tokio}\n\
@@ -143,6 +145,8 @@ fn versions() -> String {
         client_go = go_version("k8s.io/client-go"),
         controller_runtime = go_version("sigs.k8s.io/controller-runtime"),
         x_time = go_version("golang.org/x/time"),
+        x_tools =
+            required(&read("listings/workqueuedone/go.mod"), "listings/workqueuedone/go.mod", "golang.org/x/tools"),
         kube_runtime = locked(&lock, "kube-runtime"),
         kube = locked(&lock, "kube"),
         k8s_openapi = locked(&lock, "k8s-openapi"),

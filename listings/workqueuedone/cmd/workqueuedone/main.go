@@ -1,19 +1,162 @@
 // Command workqueuedone reports work-queue items that are handed out and
-// never Done. Run it on its own:
+// never Done. Run it on its own, in your module:
 //
 //	workqueuedone ./...
 //
-// or through go vet, beside vet's own analyzers:
+// or through go vet, naming it by its path (go vet makes a relative path
+// absolute and never searches PATH, so -vettool=$(which workqueuedone)
+// works only when it is on PATH):
 //
-//	go vet -vettool=$(which workqueuedone) ./...
+//	go vet -vettool=/abs/path/to/workqueuedone ./...
 //
-// It exits with a non-zero status when it reports anything.
+// With -vettool, go vet runs only the given tool's analyzers, in place of
+// its own for that run: run go vet ./... as well.
+//
+// On its own it exits 3 when it reports anything, 1 on errors (a package
+// that does not load, say) and 0 otherwise; under go vet, go vet sets the
+// status.
+//
+// With -fix it applies the suggested fixes (defer q.Done(item) after the
+// shutdown check, where that one line releases the item on every path),
+// then checks the packages again, prints the reports that remain (those
+// no fix mends: an early return, a stall in a loop) and exits 3 if there
+// are any, so that workqueuedone -fix ./... in CI fails while a stall is
+// left. With -fix -diff nothing is written, so every report remains. With
+// -json the status is 0, as with every go/analysis driver: read the
+// JSON. go vet -fix is left as go vet makes it: it applies the fixes and
+// neither prints nor fails on what remains, so run go vet without -fix
+// after it.
 package main
 
 import (
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+
 	"golang.org/x/tools/go/analysis/singlechecker"
 
 	"forget-is-not-delete/workqueuedone/passes/workqueuedone"
 )
 
-func main() { singlechecker.Main(workqueuedone.Analyzer) }
+// childEnv, set to 1 in the environment of the runs fixThenCheck starts,
+// makes them plain singlecheckers: without it, each would see -fix and
+// start runs of its own.
+const childEnv = "WORKQUEUEDONE_FIX_CHILD"
+
+func main() {
+	if os.Getenv(childEnv) != "1" {
+		if checkArgs, ok := fixArgs(os.Args[1:]); ok {
+			os.Exit(fixThenCheck(os.Args[1:], checkArgs))
+		}
+	}
+	singlechecker.Main(workqueuedone.Analyzer)
+}
+
+// fixThenCheck runs this command as a child twice: with args, which
+// applies the fixes, and then with checkArgs, which are args without
+// -fix, and returns the second run's status. Both runs print to this
+// command's stdout and stderr.
+//
+// singlechecker with -fix prints nothing and exits 0 whatever is left
+// unfixed; a second, plain run is what prints the rest and sets the
+// status.
+func fixThenCheck(args, checkArgs []string) int {
+	self, err := os.Executable()
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "workqueuedone: %v\n", err)
+		return 1
+	}
+	if status := runChild(self, args); status != 0 {
+		return status // the fixes failed: a package did not load, fixes conflicted
+	}
+	return runChild(self, checkArgs)
+}
+
+// runChild runs the command at path with args and returns its exit status.
+func runChild(path string, args []string) int {
+	cmd := exec.Command(path, args...)
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	err := cmd.Run()
+	if exit := (*exec.ExitError)(nil); errors.As(err, &exit) {
+		if status := exit.ExitCode(); status > 0 {
+			return status
+		}
+		return 1 // killed by a signal
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "workqueuedone: %v\n", err)
+		return 1
+	}
+	return 0
+}
+
+// fixArgs reports whether args ask to apply fixes in the command's own
+// driver (not under go vet), and returns args without -fix for the run
+// that checks what is left.
+//
+// It reads the flags as the flag package will: up to "--" or the first
+// argument that is not a flag, skipping the value of a flag that takes
+// one, the last -fix winning. It leaves the command alone (ok is false)
+// when singlechecker must see the arguments untouched: without -fix or
+// with -fix=false; for go vet's handshake (-V=full, -flags) and for the
+// *.cfg file go vet passes (go vet -fix); for -help; with no packages,
+// or with a -fix value the flag package rejects, so that singlechecker
+// prints the usage or the error as it always has.
+func fixArgs(args []string) (checkArgs []string, ok bool) {
+	takesValue := map[string]bool{
+		// singlechecker's own flags that are not boolean.
+		"c": true, "debug": true, "cpuprofile": true, "memprofile": true, "trace": true, "tags": true,
+	}
+	workqueuedone.Analyzer.Flags.VisitAll(func(f *flag.Flag) {
+		if b, ok := f.Value.(interface{ IsBoolFlag() bool }); !ok || !b.IsBoolFlag() {
+			takesValue[f.Name] = true
+		}
+	})
+
+	fix := false
+	fixFlags := map[int]bool{} // indices in args of -fix flags
+	var packages []string
+	for i := 0; i < len(args); i++ {
+		arg := args[i]
+		if arg == "--" {
+			packages = args[i+1:]
+			break
+		}
+		if len(arg) < 2 || arg[0] != '-' {
+			packages = args[i:]
+			break
+		}
+		name, value, hasValue := strings.Cut(strings.TrimPrefix(arg[1:], "-"), "=")
+		switch {
+		case name == "fix":
+			fixFlags[i] = true
+			fix = true
+			if hasValue {
+				v, err := strconv.ParseBool(value)
+				if err != nil {
+					return nil, false
+				}
+				fix = v
+			}
+		case name == "V" || name == "flags" || name == "h" || name == "help":
+			return nil, false
+		case takesValue[name] && !hasValue:
+			i++ // the next argument is the value
+		}
+	}
+	if !fix || len(packages) == 0 || len(packages) == 1 && strings.HasSuffix(packages[0], ".cfg") {
+		return nil, false
+	}
+
+	for i, arg := range args {
+		if !fixFlags[i] {
+			checkArgs = append(checkArgs, arg)
+		}
+	}
+	return checkArgs, true
+}

@@ -52,20 +52,26 @@ func notAQueue(c cache) bool {
 }
 
 // ANCHOR: stored
-// An item stored for a worker pool to release later: the analyzer
-// follows no channel, so it reports a stall that is not one.
-func handedToPool(q workqueue.TypedInterface[string], pool chan<- string) bool {
-	key, shutdown := q.Get()
+// An item stored in a map for a flush that releases it: the analyzer does
+// not follow a map's readers, so it trusts the store and says nothing
+// (-strict reports it), even when no reader ever calls Done. Missed.
+type batch struct {
+	q       workqueue.TypedInterface[string]
+	pending map[string]bool
+}
+
+func (b *batch) collect() bool {
+	key, shutdown := b.q.Get()
 	if shutdown {
 		return false
 	}
-	pool <- key
-	return true // want `stall: q.Get\(\) on line 58 hands out key`
+	b.pending[key] = true
+	return true
 }
 
-func pool(q workqueue.TypedInterface[string], pool <-chan string) {
-	for key := range pool {
-		q.Done(key)
+func (b *batch) flush() {
+	for key := range b.pending {
+		delete(b.pending, key) // a stall the analyzer cannot see: no Done
 	}
 }
 
@@ -77,24 +83,26 @@ func reflected(q workqueue.TypedInterface[string]) bool {
 		return false
 	}
 	reflect.ValueOf(q).MethodByName("Done").Call([]reflect.Value{reflect.ValueOf(key)})
-	return true // want `stall: q.Get\(\) on line 75 hands out key`
+	return true // want `stall: q.Get\(\) on line 81 hands out key`
 }
 
-// A Done passed on as a function value is not followed either.
-func doneAsValue(q workqueue.TypedInterface[string], finish func(func(string), string)) bool {
-	key, shutdown := q.Get()
+// A queue held in a struct's field and Done through a different path to
+// the same queue: the analyzer compares queue expressions as written.
+type holder struct {
+	q workqueue.TypedInterface[string]
+}
+
+type controller struct {
+	h     holder
+	queue workqueue.TypedInterface[string]
+}
+
+func differentPath(c *controller) bool {
+	c.queue = c.h.q
+	key, shutdown := c.h.q.Get()
 	if shutdown {
 		return false
 	}
-	finish(q.Done, key)
-	return true // want `stall: q.Get\(\) on line 85 hands out key`
-}
-
-// An item handed back to the caller is the caller's to release.
-func next(q workqueue.TypedInterface[string]) (string, bool) {
-	key, shutdown := q.Get()
-	if shutdown {
-		return "", false
-	}
-	return key, true
+	defer c.queue.Done(key)
+	return key != "" // want `stall: c.h.q.Get\(\) on line 100 hands out key`
 }

@@ -1,0 +1,318 @@
+package workqueuedone
+
+import (
+	"fmt"
+	"go/ast"
+	"go/token"
+	"go/types"
+	"sort"
+	"strings"
+
+	"golang.org/x/tools/go/analysis"
+)
+
+// check follows every path of one hand-out and reports what leaks: the
+// paths that leave holding the item (stall:, forget:), the second Done on
+// a path (double:), receivers of a channel it is sent on that drop it,
+// hand-offs to an end it cannot see (only with -strict), and, where no
+// path leaks, a Done that a panic could skip (panic:). It returns how
+// many reports it made.
+func (c *checker) check(h *handout, fn funcInfo) int {
+	t, start, index := c.targetOf(h, fn)
+	if start == nil {
+		return 0
+	}
+	res := c.walk(t, start, index)
+	reports := 0
+	fset := c.pass.Fset
+	line := func(p token.Pos) int { return fset.Position(p).Line }
+	getLine := line(h.call.Pos())
+	done := c.doneText(h, t, fn)
+	fix := c.fix(h, t, fn, res)
+
+	// Leaks, grouped by the place they leave; each path is named by the
+	// last branch it took.
+	byPos := map[token.Pos][]leak{}
+	for _, l := range res.leaks {
+		byPos[l.pos] = append(byPos[l.pos], l)
+	}
+	positions := make([]token.Pos, 0, len(byPos))
+	for p := range byPos {
+		positions = append(positions, p)
+	}
+	sort.Slice(positions, func(i, j int) bool { return positions[i] < positions[j] })
+	for _, p := range positions {
+		ls := byPos[p]
+		l := ls[0]
+		forgot := token.NoPos
+		for _, x := range ls {
+			if x.forgot != token.NoPos && (forgot == token.NoPos || x.forgot < forgot) {
+				forgot = x.forgot
+			}
+		}
+		paths := c.pathNames(ls)
+		var where string
+		switch {
+		case l.deferIn:
+			where = fmt.Sprintf("%s the loop goes back to %s here, but defer %s runs only when %s returns",
+				onPaths(paths), h.method, done, fn.name)
+		case l.looped:
+			where = fmt.Sprintf("%s the loop goes back to %s here without %s", onPaths(paths), h.method, done)
+		default:
+			where = fmt.Sprintf("%s without %s", returnsHere(paths), done)
+		}
+		where = strings.TrimPrefix(strings.ReplaceAll(where, "  ", " "), " ")
+		var msg string
+		if forgot != token.NoPos {
+			msg = fmt.Sprintf("forget: %s on line %d resets the backoff but is not Done: %s on line %d handed out %s, and %s",
+				c.forgetText(forgot), line(forgot), h.name, getLine, h.itemName, where)
+		} else {
+			msg = fmt.Sprintf("stall: %s on line %d hands out %s, and %s", h.name, getLine, h.itemName, where)
+		}
+		d := analysis.Diagnostic{Pos: l.pos, End: l.end, Message: msg}
+		if fix != nil {
+			d.SuggestedFixes = []analysis.SuggestedFix{*fix}
+		}
+		if c.report(d, fn) {
+			reports++
+		}
+	}
+
+	// A second Done on a path.
+	seen := map[token.Pos]bool{}
+	for _, d := range res.doubles {
+		if seen[d.pos] {
+			continue
+		}
+		seen[d.pos] = true
+		msg := fmt.Sprintf("double: %s is the second Done of %s on this path (the first is on line %d, after %s on line %d handed it out); the first lets the queue hand %s to another worker, and this one ends that worker's claim too",
+			d.text, h.itemName, line(d.first), h.name, getLine, h.itemName)
+		if c.report(analysis.Diagnostic{Pos: d.pos, End: d.end, Message: msg}, fn) {
+			reports++
+		}
+	}
+
+	// Hand-offs: follow a channel to its receivers; trust what cannot be
+	// seen, unless -strict.
+	for _, ho := range res.handoffs {
+		end := &channelEnd{unseen: "out of the analyzer's sight"}
+		if ho.channel != nil {
+			end = c.channelEndOf(ho.channel)
+		}
+		if end.unseen != "" {
+			if strict {
+				msg := fmt.Sprintf("stall: %s on line %d hands out %s, and it is %s here; the other end is %s, where no Done can be checked (-strict)",
+					h.name, getLine, h.itemName, ho.what, end.unseen)
+				if c.report(analysis.Diagnostic{Pos: ho.pos, Message: msg}, fn) {
+					reports++
+				}
+			}
+			continue
+		}
+		reports += c.checkReceivers(h, ho, end, fn)
+	}
+
+	if reportPanic && len(res.leaks) == 0 && len(res.doubles) == 0 {
+		seen := map[token.Pos]bool{}
+		advice := "defer it after the shutdown check"
+		if res.looped {
+			// A defer in the loop would wait for the function to return.
+			advice = "move the work after " + h.method + " into a function that defers it"
+		}
+		for _, e := range res.exposed {
+			if seen[e.pos] {
+				continue
+			}
+			seen[e.pos] = true
+			msg := fmt.Sprintf("panic: %s is not deferred: a panic between %s on line %d and here leaves %s never Done; %s",
+				e.text, h.name, getLine, h.itemName, advice)
+			if c.report(analysis.Diagnostic{Pos: e.pos, Message: msg}, fn) {
+				reports++
+			}
+		}
+	}
+	return reports
+}
+
+// checkReceivers follows each receiver of the channel an item is sent on,
+// as a hand-out of its own, and reports one that does not release what it
+// received, once per receiver.
+func (c *checker) checkReceivers(h *handout, ho *handoff, end *channelEnd, from funcInfo) int {
+	fset := c.pass.Fset
+	line := func(p token.Pos) int { return fset.Position(p).Line }
+	reports := 0
+	for _, r := range end.receivers {
+		if c.receiverAt[r.pos] {
+			continue
+		}
+		var leaks []leak
+		if r.v == nil {
+			leaks = []leak{{pos: r.pos}}
+		} else {
+			t := &target{
+				vars:      c.aliases(r.body, map[*types.Var]bool{r.v: true}),
+				skip:      r.skip,
+				skipBlock: r.skipBlock,
+			}
+			if r.ok != nil {
+				t.shutdown, t.shutdownKind = r.ok, "ok"
+			}
+			c.findCarriers(r.body, t)
+			leaks = c.walk(t, r.block, r.index).leaks
+		}
+		if len(leaks) == 0 {
+			continue
+		}
+		c.receiverAt[r.pos] = true
+		what := "drops it"
+		if r.v != nil {
+			what = fmt.Sprintf("does not call Done on %s on every path", r.v.Name())
+		}
+		msg := fmt.Sprintf("stall: this receive takes %s, which %s on line %d handed out and line %d %s, and %s",
+			h.itemName, h.name, line(h.call.Pos()), line(ho.pos), ho.what, what)
+		fn := c.funcAt(r.pos)
+		if c.report(analysis.Diagnostic{Pos: r.pos, Message: msg}, fn) {
+			reports++
+		}
+	}
+	_ = from
+	return reports
+}
+
+// funcAt is the innermost function around pos.
+func (c *checker) funcAt(pos token.Pos) funcInfo {
+	var best funcInfo
+	for _, fn := range c.funcs {
+		if fn.node.Pos() <= pos && pos < fn.node.End() {
+			if best.node == nil || fn.node.Pos() > best.node.Pos() {
+				best = fn
+			}
+		}
+	}
+	return best
+}
+
+// pathNames names each leaking path by the last branch it took, or ""
+// for a path that took none.
+func (c *checker) pathNames(ls []leak) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, l := range ls {
+		name := ""
+		if l.via != token.NoPos {
+			name = fmt.Sprintf("where %s (line %d) is %t", c.condText(l.via), c.pass.Fset.Position(l.via).Line, l.viaTrue)
+		}
+		if !seen[name] {
+			seen[name] = true
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// onPaths is "on the path where …," for a loop message, or "" when no
+// branch names it.
+func onPaths(names []string) string {
+	if len(names) == 1 && names[0] == "" {
+		return ""
+	}
+	return "on the " + pathsPhrase(names) + ","
+}
+
+func returnsHere(names []string) string {
+	if len(names) == 1 && names[0] == "" {
+		return "this path returns"
+	}
+	if len(names) == 1 {
+		return "the " + pathsPhrase(names) + " returns here"
+	}
+	return "the " + pathsPhrase(names) + " return here"
+}
+
+func pathsPhrase(names []string) string {
+	var named []string
+	for _, n := range names {
+		if n == "" {
+			n = "that takes no branch"
+		}
+		named = append(named, n)
+	}
+	if len(named) == 1 {
+		return "path " + named[0]
+	}
+	return "paths " + strings.Join(named[:len(named)-1], ", ") + " and " + named[len(named)-1]
+}
+
+// condText is the condition at pos as written, shortened for a message.
+func (c *checker) condText(pos token.Pos) string {
+	var cond ast.Expr
+	if f := c.fileOf(pos); f != nil {
+		ast.Inspect(f, func(n ast.Node) bool {
+			if cond != nil || n == nil || pos < n.Pos() || n.End() <= pos {
+				return false
+			}
+			if e, ok := n.(ast.Expr); ok && e.Pos() == pos {
+				cond = e // the outermost expression that starts there
+				return false
+			}
+			return true
+		})
+	}
+	if cond == nil {
+		return "the condition"
+	}
+	s := types.ExprString(cond)
+	if len(s) > 40 {
+		s = s[:37] + "..."
+	}
+	return s
+}
+
+// doneText is the Done the message asks for: the function's own Done of
+// the item as it is written there, if it has one, else the queue's Done.
+func (c *checker) doneText(h *handout, t *target, fn funcInfo) string {
+	text := ""
+	ast.Inspect(fn.body, func(n ast.Node) bool {
+		if call, ok := n.(*ast.CallExpr); ok && text == "" && calledName(call) == "Done" && c.callReleases(t, call) {
+			text = types.ExprString(call)
+		}
+		return text == ""
+	})
+	switch {
+	case text != "":
+		return text
+	case h.wrapper == nil:
+		return fmt.Sprintf("%s.Done(%s)", h.queue, h.itemName)
+	default:
+		return "a Done of " + h.itemName
+	}
+}
+
+// forgetText is the Forget call at pos as written.
+func (c *checker) forgetText(pos token.Pos) string {
+	text := "Forget"
+	if f := c.fileOf(pos); f != nil {
+		ast.Inspect(f, func(n ast.Node) bool {
+			if call, ok := n.(*ast.CallExpr); ok && call.Pos() == pos {
+				text = types.ExprString(call)
+				return false
+			}
+			return n == nil || (n.Pos() <= pos && pos < n.End())
+		})
+	}
+	return text
+}
+
+// calledName is the name of the function or method call calls, as written.
+func calledName(call *ast.CallExpr) string {
+	switch f := ast.Unparen(call.Fun).(type) {
+	case *ast.Ident:
+		return f.Name
+	case *ast.SelectorExpr:
+		return f.Sel.Name
+	case *ast.IndexExpr:
+		return calledName(&ast.CallExpr{Fun: f.X})
+	}
+	return ""
+}

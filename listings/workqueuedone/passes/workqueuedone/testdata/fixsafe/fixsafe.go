@@ -1,0 +1,59 @@
+// Package fixsafe holds reports that carry no suggested fix, because the
+// one line would be wrong there: each file is left as it is by -fix
+// (fixsafe.go.golden is this file unchanged).
+package fixsafe
+
+import "k8s.io/client-go/util/workqueue"
+
+func sync(string) error { return nil }
+
+// Some path releases already: a defer would add a second Done there.
+func releasedOnOnePath(q workqueue.TypedInterface[string]) bool {
+	key, shutdown := q.Get()
+	if shutdown {
+		return false
+	}
+	if sync(key) != nil {
+		return false // want `stall: q.Get\(\) on line 12`
+	}
+	q.Done(key)
+	return true
+}
+
+// The item is handed on where a channel's receiver releases it.
+func handedOn(q workqueue.TypedInterface[string], ch chan<- string, ok bool) bool {
+	key, shutdown := q.Get()
+	if shutdown {
+		return false
+	}
+	if !ok {
+		return false // want `stall: q.Get\(\) on line 25`
+	}
+	ch <- key
+	return true
+}
+
+// The queue under a second name.
+func aliasedQueue(q workqueue.TypedInterface[string], ok bool) bool {
+	r := q
+	key, shutdown := q.Get()
+	if shutdown {
+		return false
+	}
+	if !ok {
+		return false // want `stall: q.Get\(\) on line 39`
+	}
+	r.Done(key)
+	return true
+}
+
+// In a loop, a defer waits for the return.
+func inLoop(q workqueue.TypedInterface[string]) {
+	for {
+		key, shutdown := q.Get()
+		if shutdown {
+			return
+		}
+		_ = sync(key) // want `stall: q.Get\(\) on line 53`
+	}
+}

@@ -135,9 +135,9 @@ func (c *checker) handoffIn(t *target, n ast.Node) *handoff {
 			default:
 				continue
 			}
-			if ix, ok := ast.Unparen(l).(*ast.IndexExpr); ok && c.carries(ix.Index, t) {
-				return &handoff{pos: n.Pos(), what: "stored in " + types.ExprString(ix.X) + " as a key"}
-			}
+			// An item used as a map's key (cache[key] = v) is looked up by,
+			// not handed over: caches keyed by the item are everywhere, and
+			// a store that says nothing about who finishes it is no hand-off.
 			switch l := ast.Unparen(l).(type) {
 			case *ast.IndexExpr, *ast.SelectorExpr, *ast.StarExpr:
 				if len(t.exprs) > 0 && t.exprs[types.ExprString(l)] {

@@ -92,7 +92,7 @@ func (c *checker) walk(t *target, b *cfg.Block, i int) *walkResult {
 	visit = func(b *cfg.Block, i int, st pathState, last ast.Node) {
 		if i == 0 {
 			if b == t.skipBlock {
-				loopBack(st, c.loopPos(last, t.skip))
+				loopBack(st, c.loopPos(last, b.Stmt))
 				return
 			}
 			k := key{b, st}

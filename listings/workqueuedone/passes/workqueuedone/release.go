@@ -151,6 +151,16 @@ func (c *checker) callReleases(t *target, call *ast.CallExpr) bool {
 	if method, queue := queueMethod(info, call); method == "Done" {
 		return len(call.Args) == 1 && c.refersTo(call.Args[0], t) && t.queue.matches(queue)
 	}
+	if t.queue == nil && len(call.Args) == 1 && calledName(call) == "Done" && c.refersTo(call.Args[0], t) {
+		// A helper's parameter, finished through an interface the helper
+		// declares (d interface{ Done(string) }): its caller passes the
+		// queue, and the analyzer trusts the name there.
+		if sel, ok := ast.Unparen(call.Fun).(*ast.SelectorExpr); ok {
+			if recv := info.TypeOf(sel.X); recv != nil && types.IsInterface(recv) {
+				return true
+			}
+		}
+	}
 	if lit, ok := ast.Unparen(call.Fun).(*ast.FuncLit); ok {
 		inner := &target{vars: map[*types.Var]bool{}, exprs: t.exprs, queue: t.queue}
 		for v := range t.vars {

@@ -81,7 +81,10 @@ func (c *checker) check(h *handout, fn funcInfo) int {
 	// A second Done on a path.
 	seen := map[token.Pos]bool{}
 	for _, d := range res.doubles {
-		if seen[d.pos] {
+		if seen[d.pos] || d.first == d.pos {
+			// The same Done reached again round a loop that does not hand
+			// the item out again: its own condition usually lets it run
+			// once, which the analyzer cannot know. Precise, not loud.
 			continue
 		}
 		seen[d.pos] = true
@@ -195,19 +198,39 @@ func (c *checker) funcAt(pos token.Pos) funcInfo {
 // pathNames names each leaking path by the last branch it took, or ""
 // for a path that took none.
 func (c *checker) pathNames(ls []leak) []string {
-	seen := map[string]bool{}
-	var out []string
+	type side struct{ t, f bool }
+	sides := map[token.Pos]*side{}
+	var order []token.Pos
+	plain := false
 	for _, l := range ls {
-		name := ""
-		if l.via != token.NoPos {
-			name = fmt.Sprintf("where %s (line %d) is %t", c.condText(l.via), c.pass.Fset.Position(l.via).Line, l.viaTrue)
+		if l.via == token.NoPos {
+			plain = true
+			continue
 		}
-		if !seen[name] {
-			seen[name] = true
-			out = append(out, name)
+		if sides[l.via] == nil {
+			sides[l.via] = &side{}
+			order = append(order, l.via)
+		}
+		if l.viaTrue {
+			sides[l.via].t = true
+		} else {
+			sides[l.via].f = true
 		}
 	}
-	sort.Strings(out)
+	sort.Slice(order, func(i, j int) bool { return order[i] < order[j] })
+	var out []string
+	for _, p := range order {
+		cond, line := c.condText(p), c.pass.Fset.Position(p).Line
+		switch s := sides[p]; {
+		case s.t && s.f:
+			out = append(out, fmt.Sprintf("through %s (line %d), either way,", cond, line))
+		default:
+			out = append(out, fmt.Sprintf("where %s (line %d) is %t", cond, line, s.t))
+		}
+	}
+	if len(out) == 0 || (plain && len(out) == 0) {
+		return []string{""}
+	}
 	return out
 }
 
@@ -217,31 +240,27 @@ func onPaths(names []string) string {
 	if len(names) == 1 && names[0] == "" {
 		return ""
 	}
-	return "on the " + pathsPhrase(names) + ","
+	return strings.TrimSuffix("on the "+pathsPhrase(names), ",") + ","
 }
 
 func returnsHere(names []string) string {
 	if len(names) == 1 && names[0] == "" {
 		return "this path returns"
 	}
-	if len(names) == 1 {
+	if len(names) == 1 && !strings.HasPrefix(names[0], "through") {
 		return "the " + pathsPhrase(names) + " returns here"
 	}
 	return "the " + pathsPhrase(names) + " return here"
 }
 
 func pathsPhrase(names []string) string {
-	var named []string
-	for _, n := range names {
-		if n == "" {
-			n = "that takes no branch"
-		}
-		named = append(named, n)
+	if len(names) == 1 && !strings.HasPrefix(names[0], "through") {
+		return "path " + names[0]
 	}
-	if len(named) == 1 {
-		return "path " + named[0]
+	if len(names) == 1 {
+		return "paths " + names[0]
 	}
-	return "paths " + strings.Join(named[:len(named)-1], ", ") + " and " + named[len(named)-1]
+	return "paths " + strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 // condText is the condition at pos as written, shortened for a message.

@@ -276,7 +276,7 @@ func (c *checker) mayRelease(body *ast.BlockStmt) bool {
 		case *ast.FuncLit:
 			found = true
 		case *ast.CallExpr:
-			if isDone(c.pass.TypesInfo, n) {
+			if isDone(c.pass.TypesInfo, n) || calledName(n) == "Done" {
 				found = true
 			} else if fn := calleeOrigin(c.pass.TypesInfo, n); fn != nil && c.releasesFact(fn) != nil {
 				found = true

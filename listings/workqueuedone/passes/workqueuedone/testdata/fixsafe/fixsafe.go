@@ -57,3 +57,18 @@ func inLoop(q workqueue.TypedInterface[string]) {
 		_ = sync(key) // want `stall: q.Get\(\) on line 53`
 	}
 }
+
+// The item under a second name: a Done of that name may release it.
+func aliasedItem(q workqueue.Interface, ok bool) bool { //nolint:staticcheck // the untyped queue
+	obj, shutdown := q.Get()
+	if shutdown {
+		return false
+	}
+	key := obj.(string)
+	if !ok {
+		return false // want `stall: q.Get\(\) on line 63`
+	}
+	q.Done(key)
+	return true
+}
+

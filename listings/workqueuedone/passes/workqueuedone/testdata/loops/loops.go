@@ -188,6 +188,16 @@ func (c *controller) viaOtherPackage(ctx context.Context) bool {
 	return true
 }
 
+// A helper that releases through an interface-typed parameter.
+func (c *controller) viaInterfaceHelper(ctx context.Context) bool {
+	key, quit := c.queue.Get()
+	if quit {
+		return false
+	}
+	defer release.FinishVia(c.queue, key)
+	return c.sync(ctx, key) == nil
+}
+
 // A helper that does not release on every path releases nothing.
 func (c *controller) viaLeakyHelper(ctx context.Context) bool {
 	key, quit := c.queue.Get()
@@ -195,7 +205,7 @@ func (c *controller) viaLeakyHelper(ctx context.Context) bool {
 		return false
 	}
 	release.Requeue(c.queue, key, c.sync(ctx, key))
-	return true // want `stall: c.queue.Get\(\) on line 193 hands out key`
+	return true // want `stall: c.queue.Get\(\) on line 203 hands out key`
 }
 
 // ANCHOR: loops
@@ -227,7 +237,7 @@ func (c *controller) loopWithBreak(ctx context.Context) {
 		c.queue.Done(key)
 	}
 	fmt.Println("stopped")
-} // want `stall: c.queue.Get\(\) on line 220 hands out key`
+} // want `stall: c.queue.Get\(\) on line 230 hands out key`
 
 // defer in a loop runs at the return, not at the end of the iteration.
 func (c *controller) deferInLoop(ctx context.Context) {
@@ -251,7 +261,7 @@ func (c *controller) doneOnAnotherVariable(ctx context.Context) bool {
 	name := "default/" + key
 	defer c.queue.Done(name)
 	_ = c.sync(ctx, key)
-	return true // want `stall: c.queue.Get\(\) on line 247 hands out key`
+	return true // want `stall: c.queue.Get\(\) on line 257 hands out key`
 }
 
 // Done on another queue than the one the item came from.
@@ -262,7 +272,7 @@ func (c *controller) doneOnAnotherQueue(ctx context.Context) bool {
 	}
 	defer c.other.Done(key)
 	_ = c.sync(ctx, key)
-	return true // want `stall: c.queue.Get\(\) on line 259 hands out key`
+	return true // want `stall: c.queue.Get\(\) on line 269 hands out key`
 }
 
 // A variable assigned from the item is the item.
@@ -298,7 +308,7 @@ func (c *controller) priorityLeak(ctx context.Context) bool {
 		return false
 	}
 	if c.sync(ctx, key) != nil {
-		return false // want `stall: c.pq.GetWithPriority\(\) on line 296 hands out key`
+		return false // want `stall: c.pq.GetWithPriority\(\) on line 306 hands out key`
 	}
 	c.pq.Done(key)
 	return true

@@ -23,7 +23,7 @@ func (s *store) process() bool {
 	if shutdown {
 		return false
 	}
-	s.pending[key] = key // want `stall: s.q.Get\(\) on line 22 hands out key, and it is stored in s.pending as a key here`
+	s.pending[key] = key // want `stall: s.q.Get\(\) on line 22 hands out key, and it is stored in s.pending\[key\] here`
 	return true
 }
 
@@ -60,3 +60,29 @@ func (d *dispatcher) work() {
 		d.q.Done(key)
 	}
 }
+
+// Kept in a slice, or in a field.
+type collector struct {
+	q       workqueue.TypedInterface[string]
+	batch   []string
+	current string
+}
+
+func (c *collector) intoSlice() bool {
+	key, shutdown := c.q.Get()
+	if shutdown {
+		return false
+	}
+	c.batch = append(c.batch, key) // want `stall: c.q.Get\(\) on line 72 hands out key, and it is stored in c.batch here`
+	return true
+}
+
+func (c *collector) intoField() bool {
+	key, shutdown := c.q.Get()
+	if shutdown {
+		return false
+	}
+	c.current = key // want `stall: c.q.Get\(\) on line 81 hands out key, and it is stored in c.current here`
+	return true
+}
+

@@ -71,4 +71,3 @@ func aliasedItem(q workqueue.Interface, ok bool) bool { //nolint:staticcheck // 
 	q.Done(key)
 	return true
 }
-

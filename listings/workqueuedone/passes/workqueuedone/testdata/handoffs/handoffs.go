@@ -192,4 +192,3 @@ func (c *collector) intoField() bool {
 	c.current = key
 	return true
 }
-

@@ -28,4 +28,3 @@ func Requeue(q workqueue.TypedRateLimitingInterface[string], key string, err err
 func FinishVia(d interface{ Done(string) }, key string) { // want FinishVia:`releases\[1\]`
 	d.Done(key)
 }
-

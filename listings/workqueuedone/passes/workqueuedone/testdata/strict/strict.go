@@ -85,4 +85,3 @@ func (c *collector) intoField() bool {
 	c.current = key // want `stall: c.q.Get\(\) on line 81 hands out key, and it is stored in c.current here`
 	return true
 }
-

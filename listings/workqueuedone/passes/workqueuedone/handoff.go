@@ -224,15 +224,19 @@ func (c *checker) storesFact(fn *types.Func) *storesParam {
 		return nil
 	}
 	s := new(storesParam)
-	if c.pass.ImportObjectFact(fn, s) {
-		return s
+	if !c.pass.ImportObjectFact(fn, s) {
+		s = nil
 	}
-	return nil
+	c.stores[fn] = s
+	return s
 }
 
-// storedParams lists the parameters d hands off on some path.
+// storedParams lists the parameters d hands off on some path. Only the
+// statements that could store anything are looked at, and only for the
+// parameters they mention.
 func (c *checker) storedParams(d *ast.FuncDecl) []int {
-	if !c.mayStore(d.Body) {
+	cands := c.storeCandidates(d.Body)
+	if len(cands) == 0 {
 		return nil
 	}
 	var out []int
@@ -241,29 +245,30 @@ func (c *checker) storedParams(d *ast.FuncDecl) []int {
 			continue
 		}
 		t := &target{vars: c.aliases(d.Body, map[*types.Var]bool{v: true})}
-		c.findCarriers(d.Body, t)
-		stored := false
-		ast.Inspect(d.Body, func(n ast.Node) bool {
-			if stored {
-				return false
-			}
-			switch n.(type) {
-			case *ast.SendStmt, *ast.AssignStmt:
+		for _, n := range cands {
+			if c.mentions(n, t.vars) {
 				if h := c.handoffIn(t, n); h != nil && h.channel == nil {
-					stored = true
-				}
-			case *ast.ExprStmt:
-				if h := c.handoffIn(t, n); h != nil && h.channel == nil {
-					stored = true
+					out = append(out, i)
+					break
 				}
 			}
-			return true
-		})
-		if stored {
-			out = append(out, i)
 		}
 	}
 	return out
+}
+
+// mentions reports whether n uses one of vars.
+func (c *checker) mentions(n ast.Node, vars map[*types.Var]bool) bool {
+	found := false
+	ast.Inspect(n, func(x ast.Node) bool {
+		if id, ok := x.(*ast.Ident); ok {
+			if v, ok := c.pass.TypesInfo.Uses[id].(*types.Var); ok && vars[v] {
+				found = true
+			}
+		}
+		return !found
+	})
+	return found
 }
 
 // rootObject is the variable or field a channel expression is reached
@@ -486,35 +491,37 @@ func (c *checker) locateReceive(fn funcInfo, assign *ast.AssignStmt, r *receiver
 	return false
 }
 
-// mayStore reports whether body has a statement that could hand a
-// parameter off (a send, a store, a call of a function that stores), so
-// that the others are not searched parameter by parameter.
-func (c *checker) mayStore(body *ast.BlockStmt) bool {
-	found := false
+// storeCandidates is the statements of body that could hand a value off:
+// a send, a store into an index, field or pointer, an append, a call of a
+// function that stores.
+func (c *checker) storeCandidates(body *ast.BlockStmt) []ast.Node {
+	var out []ast.Node
 	ast.Inspect(body, func(n ast.Node) bool {
 		switch n := n.(type) {
 		case *ast.SendStmt:
-			found = true
+			out = append(out, n)
 		case *ast.AssignStmt:
 			for _, l := range n.Lhs {
 				switch ast.Unparen(l).(type) {
 				case *ast.IndexExpr, *ast.SelectorExpr, *ast.StarExpr:
-					found = true
+					out = append(out, n)
+					return true
 				}
 			}
 			for _, r := range n.Rhs {
 				if call, ok := ast.Unparen(r).(*ast.CallExpr); ok {
 					if id, ok := ast.Unparen(call.Fun).(*ast.Ident); ok && id.Name == "append" {
-						found = true
+						out = append(out, n)
+						return true
 					}
 				}
 			}
 		case *ast.CallExpr:
 			if fn := calleeOrigin(c.pass.TypesInfo, n); fn != nil && c.storesFact(fn) != nil {
-				found = true
+				out = append(out, n)
 			}
 		}
-		return !found
+		return true
 	})
-	return found
+	return out
 }

@@ -80,10 +80,11 @@ func (c *checker) wrapperFact(fn *types.Func) *handsOut {
 		return nil
 	}
 	f := new(handsOut)
-	if c.pass.ImportObjectFact(fn, f) {
-		return f
+	if !c.pass.ImportObjectFact(fn, f) {
+		f = nil
 	}
-	return nil
+	c.wrappers[fn] = f
+	return f
 }
 
 // handouts finds the calls in g's statements (not in nested literals) that

@@ -85,7 +85,11 @@ func (c *checker) effect(t *target, n ast.Node, st *pathState) event {
 			}
 		}
 	}
-	ev.handoff = c.handoffIn(t, n)
+	if t.queue != nil {
+		// A helper's parameter (no queue) that is handed off is the
+		// storesParam fact's business, not the releases fact's.
+		ev.handoff = c.handoffIn(t, n)
+	}
 	info := c.pass.TypesInfo
 	ast.Inspect(n, func(x ast.Node) bool {
 		if ev.release != nil {
@@ -207,10 +211,11 @@ func (c *checker) releasesFact(fn *types.Func) *releases {
 		return nil
 	}
 	r := new(releases)
-	if c.pass.ImportObjectFact(fn, r) {
-		return r
+	if !c.pass.ImportObjectFact(fn, r) {
+		r = nil
 	}
-	return nil
+	c.facts[fn] = r // remembered, found or not: facts are looked up often
+	return r
 }
 
 // sameNamed reports whether t is named (or a pointer to) the same
@@ -294,31 +299,68 @@ func (c *checker) releasedParams(d *ast.FuncDecl, mayRelease bool) []int {
 // them, as it is or through a type assertion or conversion (key :=
 // obj.(string)).
 func (c *checker) aliases(body *ast.BlockStmt, vars map[*types.Var]bool) map[*types.Var]bool {
+	graph := c.aliasGraph(body)
 	set := map[*types.Var]bool{}
+	var todo []*types.Var
 	for v := range vars {
 		set[v] = true
+		todo = append(todo, v)
 	}
-	t := &target{vars: set}
-	for changed := true; changed; {
-		changed = false
-		ast.Inspect(body, func(n ast.Node) bool {
-			assign, ok := n.(*ast.AssignStmt)
-			if !ok || len(assign.Rhs) != 1 {
-				return true
+	for len(todo) > 0 {
+		v := todo[len(todo)-1]
+		todo = todo[:len(todo)-1]
+		for _, w := range graph[v] {
+			if !set[w] {
+				set[w] = true
+				todo = append(todo, w)
 			}
-			if !c.refersTo(assign.Rhs[0], t) {
-				return true
-			}
-			if id, ok := assign.Lhs[0].(*ast.Ident); ok {
-				if v := c.varOf(id); v != nil && !set[v] {
-					set[v] = true
-					changed = true
-				}
-			}
-			return true
-		})
+		}
 	}
 	return set
+}
+
+// aliasGraph is, for body, which variables are assigned from which: an
+// edge from x to y for y := x, y = x.(T), y = T(x). It is built once per
+// body: every parameter of every function asks for it.
+func (c *checker) aliasGraph(body *ast.BlockStmt) map[*types.Var][]*types.Var {
+	if g, ok := c.aliasGraphs[body]; ok {
+		return g
+	}
+	g := map[*types.Var][]*types.Var{}
+	ast.Inspect(body, func(n ast.Node) bool {
+		assign, ok := n.(*ast.AssignStmt)
+		if !ok || len(assign.Rhs) != 1 {
+			return true
+		}
+		from := c.rootVar(assign.Rhs[0])
+		if from == nil {
+			return true
+		}
+		if id, ok := assign.Lhs[0].(*ast.Ident); ok {
+			if to := c.varOf(id); to != nil && to != from {
+				g[from] = append(g[from], to)
+			}
+		}
+		return true
+	})
+	c.aliasGraphs[body] = g
+	return g
+}
+
+// rootVar is the variable e is, possibly asserted to a type or converted.
+func (c *checker) rootVar(e ast.Expr) *types.Var {
+	switch e := ast.Unparen(e).(type) {
+	case *ast.Ident:
+		v, _ := c.pass.TypesInfo.Uses[e].(*types.Var)
+		return v
+	case *ast.TypeAssertExpr:
+		return c.rootVar(e.X)
+	case *ast.CallExpr:
+		if tv, ok := c.pass.TypesInfo.Types[e.Fun]; ok && tv.IsType() && len(e.Args) == 1 {
+			return c.rootVar(e.Args[0])
+		}
+	}
+	return nil
 }
 
 // refersTo reports whether e is the item (one of t's variables, or the

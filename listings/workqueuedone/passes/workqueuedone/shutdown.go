@@ -122,10 +122,11 @@ func (c *checker) flagFact(fn *types.Func) *shutdownFlag {
 		return nil
 	}
 	f := new(shutdownFlag)
-	if c.pass.ImportObjectFact(fn, f) {
-		return f
+	if !c.pass.ImportObjectFact(fn, f) {
+		f = nil
 	}
-	return nil
+	c.flagHelpers[fn] = f
+	return f
 }
 
 // flagHelper says whether d is a helper that returns its bool parameter,

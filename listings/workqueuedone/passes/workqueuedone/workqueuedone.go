@@ -28,11 +28,12 @@ type checker struct {
 	pass *analysis.Pass
 	cfgs *ctrlflow.CFGs
 
-	funcs    []funcInfo
-	params   map[*types.Var]bool   // every function's parameters
-	caseTags map[ast.Expr]ast.Expr // a switch case's value -> its switch's tag
-	lits     map[*ast.FuncLit]bool // being walked (no recursion)
-	channels map[types.Object]*channelEnd
+	funcs       []funcInfo
+	params      map[*types.Var]bool   // every function's parameters
+	caseTags    map[ast.Expr]ast.Expr // a switch case's value -> its switch's tag
+	lits        map[*ast.FuncLit]bool // being walked (no recursion)
+	channels    map[types.Object]*channelEnd
+	aliasGraphs map[*ast.BlockStmt]map[*types.Var][]*types.Var
 
 	// What this package's functions are, as facts for other packages.
 	facts       map[*types.Func]*releases
@@ -54,6 +55,7 @@ func run(pass *analysis.Pass) (any, error) {
 		caseTags:    map[ast.Expr]ast.Expr{},
 		lits:        map[*ast.FuncLit]bool{},
 		channels:    map[types.Object]*channelEnd{},
+		aliasGraphs: map[*ast.BlockStmt]map[*types.Var][]*types.Var{},
 		facts:       map[*types.Func]*releases{},
 		wrappers:    map[*types.Func]*handsOut{},
 		stores:      map[*types.Func]*storesParam{},
@@ -117,10 +119,26 @@ func (c *checker) computeFacts() {
 	if !reachesQueue(c.pass.Pkg) {
 		return
 	}
+	// Only a function that calls another of this package can learn
+	// anything in a later round.
+	callsLocal := map[*ast.FuncDecl]bool{}
+	for _, fn := range c.funcs {
+		if fn.decl == nil {
+			continue
+		}
+		ast.Inspect(fn.body, func(n ast.Node) bool {
+			if call, ok := n.(*ast.CallExpr); ok {
+				if f := calleeOrigin(c.pass.TypesInfo, call); f != nil && f.Pkg() == c.pass.Pkg {
+					callsLocal[fn.decl] = true
+				}
+			}
+			return !callsLocal[fn.decl]
+		})
+	}
 	for round := 0; round < 10; round++ {
 		changed := false
 		for _, fn := range c.funcs {
-			if fn.decl == nil {
+			if fn.decl == nil || (round > 0 && !callsLocal[fn.decl]) {
 				continue
 			}
 			obj, _ := c.pass.TypesInfo.Defs[fn.decl.Name].(*types.Func)
@@ -167,16 +185,24 @@ func (c *checker) computeFacts() {
 		}
 	}
 	for fn, f := range c.facts {
-		c.pass.ExportObjectFact(fn, f)
+		if f != nil && fn.Pkg() == c.pass.Pkg {
+			c.pass.ExportObjectFact(fn, f)
+		}
 	}
 	for fn, f := range c.wrappers {
-		c.pass.ExportObjectFact(fn, f)
+		if f != nil && fn.Pkg() == c.pass.Pkg {
+			c.pass.ExportObjectFact(fn, f)
+		}
 	}
 	for fn, f := range c.stores {
-		c.pass.ExportObjectFact(fn, f)
+		if f != nil && fn.Pkg() == c.pass.Pkg {
+			c.pass.ExportObjectFact(fn, f)
+		}
 	}
 	for fn, f := range c.flagHelpers {
-		c.pass.ExportObjectFact(fn, f)
+		if f != nil && fn.Pkg() == c.pass.Pkg {
+			c.pass.ExportObjectFact(fn, f)
+		}
 	}
 }
 
@@ -266,15 +292,13 @@ func reachesQueue(pkg *types.Package) bool {
 	return found
 }
 
-// mayRelease reports whether body calls anything that can release an
-// item: a queue's Done, a function known to release, a literal (called or
-// started), so that functions that cannot are not walked at all.
+// mayRelease reports whether body (literals in it included) calls
+// anything that can release an item: a Done, or a function known to
+// release; functions that cannot are not walked at all.
 func (c *checker) mayRelease(body *ast.BlockStmt) bool {
 	found := false
 	ast.Inspect(body, func(n ast.Node) bool {
 		switch n := n.(type) {
-		case *ast.FuncLit:
-			found = true
 		case *ast.CallExpr:
 			if isDone(c.pass.TypesInfo, n) || calledName(n) == "Done" {
 				found = true

@@ -14,7 +14,7 @@ func acceptedOnLine(q workqueue.TypedInterface[string]) bool {
 		return false
 	}
 	if sync(key) != nil {
-		return false //workqueuedone:accept the caller exits the process on false
+		return false //workqueuedone:accept the caller exits on false
 	}
 	q.Done(key)
 	return true

@@ -17,7 +17,7 @@ func deferAndCall(q workqueue.TypedRateLimitingInterface[string]) bool {
 	defer q.Done(key)
 	if err := sync(key); err != nil {
 		q.AddRateLimited(key)
-		q.Done(key) // want `double: q.Done\(key\) is the second Done of key on this path \(the first is on line 17`
+		q.Done(key) // want `double: q.Done\(key\) is the second`
 		return true
 	}
 	q.Forget(key)

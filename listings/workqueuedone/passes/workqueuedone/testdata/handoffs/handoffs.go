@@ -45,7 +45,6 @@ func (d *dispatcher) work(i int) {
 	}
 }
 
-// ANCHOR_END: channel
 // The same, with a worker that skips Done on an error: reported at the
 // receive.
 type leakyDispatcher struct {
@@ -64,7 +63,7 @@ func (d *leakyDispatcher) dispatch() {
 }
 
 func (d *leakyDispatcher) work() {
-	for key := range d.workers { // want `stall: this receive takes key, which d.q.Get\(\) on line 58 handed out and line 62 sent on d.workers, and does not call Done on key on every path`
+	for key := range d.workers { // want `stall: this receive takes key`
 		if sync(key) != nil {
 			continue
 		}
@@ -72,6 +71,7 @@ func (d *leakyDispatcher) work() {
 	}
 }
 
+// ANCHOR_END: channel
 // A receiver that drops what it receives.
 type drain struct {
 	q  workqueue.TypedInterface[string]

@@ -53,8 +53,8 @@ func notAQueue(c cache) bool {
 
 // ANCHOR: stored
 // An item stored in a map for a flush elsewhere: the analyzer does not
-// follow a map's readers, so it trusts the store and says nothing (-strict
-// reports it), even when no reader ever calls Done. Missed.
+// follow a map's readers, so it trusts the store and says nothing
+// (-strict reports it), even when no reader ever calls Done. Missed.
 type batch struct {
 	q       workqueue.TypedInterface[string]
 	pending map[string][]string
@@ -73,14 +73,16 @@ func (b *batch) flush() {
 	delete(b.pending, "all") // a stall the analyzer cannot see: no Done
 }
 
-// A helper that keeps the item in a map for its own reasons looks like a
-// hand-off, and hides a stall in its caller. Missed.
+// A helper that keeps the item in a map for its own reasons looks like
+// a hand-off, and hides a stall in its caller. Missed.
 type recorder struct {
 	q    workqueue.TypedInterface[string]
 	seen map[string]string
 }
 
-func (r *recorder) note(key string) { r.seen["last"] = key } // want note:`storesParam\[0\]`
+func (r *recorder) note(key string) { // want note:`storesParam\[0\]`
+	r.seen["last"] = key
+}
 
 func (r *recorder) process() bool {
 	key, shutdown := r.q.Get()
@@ -99,7 +101,7 @@ func reflected(q workqueue.TypedInterface[string]) bool {
 		return false
 	}
 	reflect.ValueOf(q).MethodByName("Done").Call([]reflect.Value{reflect.ValueOf(key)})
-	return true // want `stall: q.Get\(\) on line 97 hands out key`
+	return true // want `stall: q.Get\(\) on line 99 hands out key`
 }
 
 // A queue held in a struct's field and Done through a different path to
@@ -120,5 +122,5 @@ func differentPath(c *controller) bool {
 		return false
 	}
 	defer c.queue.Done(key)
-	return key != "" // want `stall: c.h.q.Get\(\) on line 118 hands out key`
+	return key != "" // want `stall: c.h.q.Get\(\) on line 120 hands out key`
 }

@@ -10,51 +10,56 @@ import (
 
 func sync(string) error { return nil }
 
-// A wrapper type whose Get and Done call the queue's.
-type queue struct {
+// ANCHOR: wrapper
+// A type of one's own whose Get and Done call the queue's.
+type wq struct {
 	inner workqueue.TypedInterface[string]
 }
 
-func (q *queue) Get() (string, bool) { // want Get:`handsOut\[0\] shutdown\[1\]`
-	key, shutdown := q.inner.Get()
+func (w *wq) Get() (string, bool) { // want Get:`handsOut\[0\] shutdown`
+	key, shutdown := w.inner.Get()
 	return key, shutdown
 }
 
-func (q *queue) Done(key string) { q.inner.Done(key) } // want Done:`releases\[0\]`
+func (w *wq) Done(key string) { // want Done:`releases\[0\]`
+	w.inner.Done(key)
+}
 
-func wrapperRight(q *queue) bool {
-	key, shutdown := q.Get()
+func wrapperRight(w *wq) bool {
+	key, shutdown := w.Get()
 	if shutdown {
 		return false
 	}
-	defer q.Done(key)
+	defer w.Done(key)
 	return sync(key) == nil
 }
 
-func wrapperWrong(q *queue) bool {
-	key, shutdown := q.Get()
+func wrapperWrong(w *wq) bool {
+	key, shutdown := w.Get()
 	if shutdown {
 		return false
 	}
 	if sync(key) != nil {
-		return false // want `stall: q.Get\(\) on line 35 hands out key, and the path where sync\(key\) != nil \(line 39\) is true returns here without q.Done\(key\)`
+		return false // want `stall: w.Get\(\) on line 38`
 	}
-	q.Done(key)
+	w.Done(key)
 	return true
 }
 
+// ANCHOR_END: wrapper
 // Done on another wrapper than the one the item came from.
-func wrapperOther(q, other *queue) bool {
+func wrapperOther(q, other *wq) bool {
 	key, shutdown := q.Get()
 	if shutdown {
 		return false
 	}
 	defer other.Done(key)
-	return sync(key) == nil // want `stall: q.Get\(\) on line 48`
+	return sync(key) == nil // want `stall: q.Get\(\) on line 52`
 }
 
+// ANCHOR: helper
 // A helper that returns the item with an ok flag: true when it has one.
-func next(q workqueue.TypedInterface[string]) (string, bool) { // want next:`handsOut\[0\] ok\[1\]`
+func next(q keys) (string, bool) { // want next:`handsOut\[0\] ok\[1\]`
 	key, shutdown := q.Get()
 	if shutdown {
 		return "", false
@@ -62,7 +67,7 @@ func next(q workqueue.TypedInterface[string]) (string, bool) { // want next:`han
 	return key, true
 }
 
-func helperRight(q workqueue.TypedInterface[string]) bool {
+func helperRight(q keys) bool {
 	key, ok := next(q)
 	if !ok {
 		return false
@@ -72,14 +77,15 @@ func helperRight(q workqueue.TypedInterface[string]) bool {
 }
 
 // Listing 6-1's shape: the helper's caller never calls Done.
-func helperWrong(q workqueue.TypedInterface[string]) bool {
+func helperWrong(q keys) bool {
 	key, ok := next(q)
 	if !ok {
 		return false
 	}
-	return sync(key) == nil // want `stall: next\(\) on line 76 hands out key, and this path returns without a Done of key`
+	return sync(key) == nil // want `stall: next\(\) on line 81`
 }
 
+// ANCHOR_END: helper
 // A helper that returns an error when the queue shut down.
 func nextOrErr(q workqueue.TypedInterface[string]) (string, error) { // want nextOrErr:`handsOut\[0\] error\[1\]`
 	key, shutdown := q.Get()
@@ -120,7 +126,7 @@ func otherPackageWrong(q *wrapperlib.Queue) bool {
 		return false
 	}
 	_ = sync(key)
-	return true // want `stall: q.Get\(\) on line 118 hands out key`
+	return true // want `stall: q.Get\(\) on line 124 hands out key`
 }
 
 // Ways of writing down what Get hands out.
@@ -134,7 +140,7 @@ func varDecl(q workqueue.TypedInterface[string]) bool {
 	if quit {
 		return false
 	}
-	return sync(key) == nil // want `stall: q.Get\(\) on line 133 hands out key`
+	return sync(key) == nil // want `stall: q.Get\(\) on line 139 hands out key`
 }
 
 func intoField(w *worker) bool {
@@ -153,7 +159,7 @@ func intoFieldWrong(w *worker) bool {
 	if quit {
 		return false
 	}
-	return sync(w.current) == nil // want `stall: w.q.Get\(\) on line 152 hands out w.current`
+	return sync(w.current) == nil // want `stall: w.q.Get\(\) on line 158 hands out w.current`
 }
 
 // The queue under another name in the function is the same queue.
@@ -171,3 +177,6 @@ func queueAlias(w *worker) bool {
 func dropped(q workqueue.TypedInterface[string]) {
 	q.Get() // want `stall: the item q.Get\(\) hands out is discarded`
 }
+
+// keys is the queue the helpers above take, under a short name.
+type keys = workqueue.TypedInterface[string]

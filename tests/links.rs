@@ -10,8 +10,9 @@ use std::fs;
 use std::path::PathBuf;
 
 /// GitHub repository → (Go module, pinned tag).
-const PINNED: [(&str, &str, &str); 6] = [
+const PINNED: [(&str, &str, &str); 7] = [
     ("kubernetes/client-go", "k8s.io/client-go", "v0.37.2"),
+    ("kubernetes/apiserver", "k8s.io/apiserver", "v0.37.2"),
     ("kubernetes/apimachinery", "k8s.io/apimachinery", "v0.37.2"),
     ("kubernetes/kubernetes", "k8s.io/kubernetes", "v1.37.2"),
     ("kubernetes-sigs/controller-runtime", "sigs.k8s.io/controller-runtime", "v0.25.3"),

@@ -96,6 +96,7 @@ pub fn test() -> Result {
     run(download, "go mod download for the corpus (Kubernetes and the rest, at pinned versions)")?;
     let table = output(go(&corpus).args(["run", ".", "-table"]), "the corpus table")?;
     compare(&corpus.join("corpus.txt"), &table, "the corpus table (go run . -table)")?;
+    any_module_list(&corpus, &table)?;
     let mutants = output(go(&corpus).args(["run", ".", "-mutants"]), "the mutation score")?;
     compare(&corpus.join("mutants.txt"), &mutants, "the mutation score (go run . -mutants)")?;
     for line in mutants.lines().filter(|l| l.contains("(stall)") || l.contains("(double)")) {
@@ -110,6 +111,41 @@ pub fn test() -> Result {
 
     let cost = output(go(&corpus).args(["run", ".", "-cost"]), "the cost")?;
     check_cost(&corpus.join("cost.txt"), &cost)?;
+    Ok(())
+}
+
+/// The corpus command takes any module list, each module loaded as its own
+/// root: sample-controller loaded that way prints the row it has in the
+/// book's corpus, and Kubernetes, whose `go.mod` replaces modules with
+/// folders its zip does not hold, is an error that names it, never a row of
+/// zeros.
+fn any_module_list(corpus: &Path, table: &str) -> Result {
+    const SAMPLE: &str = "k8s.io/sample-controller";
+    let own = output(
+        go(corpus).args(["run", ".", "-table", &format!("{SAMPLE}@v0.37.1")]),
+        "the corpus command over one module loaded as its own root",
+    )?;
+    let row = |t: &str| {
+        t.lines().find(|l| l.starts_with(&format!("{SAMPLE} "))).map(|l| l.split_whitespace().collect::<Vec<_>>())
+    };
+    if row(&own).is_none() || row(&own) != row(table) {
+        return Err(format!(
+            "{SAMPLE} loaded as its own root should print its corpus row, {:?}; it printed:\n{own}",
+            row(table)
+        ));
+    }
+    eprintln!("xtask: the corpus command over a module that does not load");
+    let bad = go(corpus)
+        .args(["run", ".", "-table", "k8s.io/kubernetes@v1.37.2"])
+        .output()
+        .map_err(|e| format!("go run . -table: cannot start: {e}"))?;
+    let said = String::from_utf8_lossy(&bad.stderr);
+    if bad.status.success() || !said.contains("k8s.io/kubernetes@v1.37.2 does not load") {
+        return Err(format!(
+            "the corpus command over k8s.io/kubernetes as its own root should fail and name it ({}):\n{said}",
+            bad.status
+        ));
+    }
     Ok(())
 }
 

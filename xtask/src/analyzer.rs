@@ -125,8 +125,9 @@ fn any_module_list(corpus: &Path, table: &str) -> Result {
         go(corpus).args(["run", ".", "-table", &format!("{SAMPLE}@v0.37.1")]),
         "the corpus command over one module loaded as its own root",
     )?;
-    let row = |t: &str| {
-        t.lines().find(|l| l.starts_with(&format!("{SAMPLE} "))).map(|l| l.split_whitespace().collect::<Vec<_>>())
+    let prefix = format!("{SAMPLE} ");
+    let row = |t: &str| -> Option<Vec<String>> {
+        t.lines().find(|l| l.starts_with(&prefix)).map(|l| l.split_whitespace().map(str::to_owned).collect())
     };
     if row(&own).is_none() || row(&own) != row(table) {
         return Err(format!(

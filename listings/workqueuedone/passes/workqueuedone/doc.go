@@ -90,9 +90,13 @@
 // Done itself (only methods declared by client-go's workqueue and
 // controller-runtime's priorityqueue count, or wrappers of them); an item
 // released through reflection; the readers of a map, slice or field the
-// item is stored in; a wrapper or helper in a package that is not analyzed
-// before its callers; a Done on a queue reached through a different field
-// path than the one the item came from.
+// item is stored in, so a store is trusted even where nobody calls Done; a
+// helper that stores the item for its own reasons, which is taken for a
+// hand-off; a wrapper or helper in a package that is not analyzed before
+// its callers; a Done on a queue reached through a different field path
+// than the one the item came from; which iterations of a loop run (a Done
+// that runs on one iteration only is taken to run on any). Each is a case
+// in testdata/limits.
 package workqueuedone
 
 import (

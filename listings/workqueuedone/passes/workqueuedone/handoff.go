@@ -9,6 +9,11 @@ import (
 	"golang.org/x/tools/go/cfg"
 )
 
+// Hand-offs. An item that leaves the function in someone else's hands is
+// no stall of the function: a channel of this package is followed to its
+// receivers; any other end (a map, a slice, a field, a closure, a function
+// that stores the item) is trusted, and reported only under -strict.
+
 // A handoff is a place where the item leaves the function in someone
 // else's hands without being released: sent on a channel, stored, given
 // to a function that stores it, or captured by a closure that releases it

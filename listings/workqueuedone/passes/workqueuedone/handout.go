@@ -10,6 +10,11 @@ import (
 	"golang.org/x/tools/go/cfg"
 )
 
+// What hands an item out: a queue's Get or GetWithPriority, or a wrapper,
+// a function that returns an item it got from one. A wrapper is known by
+// its handsOut fact, in its package and in those that import it, and its
+// callers are checked as if they had called Get.
+
 // handsOut is the fact that a function is a wrapper of a queue's Get: on
 // some path it returns an item it got from a queue, or from another
 // wrapper, without releasing it. Its callers are checked as if they had
@@ -154,7 +159,7 @@ func (c *checker) handouts(g *cfg.CFG, fn funcInfo, report bool) []*handout {
 					c.report(analysis.Diagnostic{
 						Pos: call.Pos(), End: call.End(),
 						Message: fmt.Sprintf("stall: the item %s hands out is discarded, so it is never Done", h.name),
-					}, fn)
+					})
 				}
 				c.counted(fn, call.Pos(), 1, report)
 				continue

@@ -8,6 +8,11 @@ import (
 	"golang.org/x/tools/go/cfg"
 )
 
+// Paths. From a hand-out, every path of the control-flow graph is
+// followed to an exit (a return, or the loop coming back to the hand-out),
+// carrying what has happened to the item on it: released, deferred,
+// handed off, forgotten, a call that can panic, the last branch taken.
+
 // A target is what one walk looks for: the releases of one item.
 type target struct {
 	vars  map[*types.Var]bool // the item's variable, and those assigned from it

@@ -7,6 +7,10 @@ import (
 	"golang.org/x/tools/go/types/typeutil"
 )
 
+// What a queue is. A type is a queue because client-go's workqueue or
+// controller-runtime's priorityqueue declares its Get and Done, never
+// because of the methods' names.
+
 // The packages whose methods make a queue. A type is a queue because its
 // Get and Done are these packages' methods, not because of their names.
 var queuePackages = map[string]bool{

@@ -8,6 +8,11 @@ import (
 	"strings"
 )
 
+// What releases an item: a Done on its queue (or a local name for it), a
+// literal called at once that releases it on every path, a function with
+// the releases fact for that parameter, and what counts as the item (the
+// variable, those assigned from it, the field it is in).
+
 // releases is the fact that a function releases some of its parameters
 // on every path: Params holds their indices (the receiver is not counted).
 type releases struct{ Params []int }

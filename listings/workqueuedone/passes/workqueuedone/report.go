@@ -11,6 +11,10 @@ import (
 	"golang.org/x/tools/go/analysis"
 )
 
+// Reports: what a walk found, said as stall:, forget:, double: and
+// panic:, each naming the path it is about and quoting the Done as the
+// function writes it.
+
 // check follows every path of one hand-out and reports what leaks: the
 // paths that leave holding the item (stall:, forget:), the second Done on
 // a path (double:), receivers of a channel it is sent on that drop it,
@@ -73,7 +77,7 @@ func (c *checker) check(h *handout, fn funcInfo) int {
 		if fix != nil {
 			d.SuggestedFixes = []analysis.SuggestedFix{*fix}
 		}
-		if c.report(d, fn) {
+		if c.report(d) {
 			reports++
 		}
 	}
@@ -90,7 +94,7 @@ func (c *checker) check(h *handout, fn funcInfo) int {
 		seen[d.pos] = true
 		msg := fmt.Sprintf("double: %s is the second Done of %s on this path (the first is on line %d, after %s on line %d handed it out); the first lets the queue hand %s to another worker, and this one ends that worker's claim too",
 			d.text, h.itemName, line(d.first), h.name, getLine, h.itemName)
-		if c.report(analysis.Diagnostic{Pos: d.pos, End: d.end, Message: msg}, fn) {
+		if c.report(analysis.Diagnostic{Pos: d.pos, End: d.end, Message: msg}) {
 			reports++
 		}
 	}
@@ -106,13 +110,13 @@ func (c *checker) check(h *handout, fn funcInfo) int {
 			if strict {
 				msg := fmt.Sprintf("stall: %s on line %d hands out %s, and it is %s here; the other end is %s, where no Done can be checked (-strict)",
 					h.name, getLine, h.itemName, ho.what, end.unseen)
-				if c.report(analysis.Diagnostic{Pos: ho.pos, Message: msg}, fn) {
+				if c.report(analysis.Diagnostic{Pos: ho.pos, Message: msg}) {
 					reports++
 				}
 			}
 			continue
 		}
-		reports += c.checkReceivers(h, ho, end, fn)
+		reports += c.checkReceivers(h, ho, end)
 	}
 
 	if reportPanic && len(res.leaks) == 0 && len(res.doubles) == 0 {
@@ -129,7 +133,7 @@ func (c *checker) check(h *handout, fn funcInfo) int {
 			seen[e.pos] = true
 			msg := fmt.Sprintf("panic: %s is not deferred: a panic between %s on line %d and here leaves %s never Done; %s",
 				e.text, h.name, getLine, h.itemName, advice)
-			if c.report(analysis.Diagnostic{Pos: e.pos, Message: msg}, fn) {
+			if c.report(analysis.Diagnostic{Pos: e.pos, Message: msg}) {
 				reports++
 			}
 		}
@@ -140,7 +144,7 @@ func (c *checker) check(h *handout, fn funcInfo) int {
 // checkReceivers follows each receiver of the channel an item is sent on,
 // as a hand-out of its own, and reports one that does not release what it
 // received, once per receiver.
-func (c *checker) checkReceivers(h *handout, ho *handoff, end *channelEnd, from funcInfo) int {
+func (c *checker) checkReceivers(h *handout, ho *handoff, end *channelEnd) int {
 	fset := c.pass.Fset
 	line := func(p token.Pos) int { return fset.Position(p).Line }
 	reports := 0
@@ -173,26 +177,11 @@ func (c *checker) checkReceivers(h *handout, ho *handoff, end *channelEnd, from 
 		}
 		msg := fmt.Sprintf("stall: this receive takes %s, which %s on line %d handed out and line %d %s, and %s",
 			h.itemName, h.name, line(h.call.Pos()), line(ho.pos), ho.what, what)
-		fn := c.funcAt(r.pos)
-		if c.report(analysis.Diagnostic{Pos: r.pos, Message: msg}, fn) {
+		if c.report(analysis.Diagnostic{Pos: r.pos, Message: msg}) {
 			reports++
 		}
 	}
-	_ = from
 	return reports
-}
-
-// funcAt is the innermost function around pos.
-func (c *checker) funcAt(pos token.Pos) funcInfo {
-	var best funcInfo
-	for _, fn := range c.funcs {
-		if fn.node.Pos() <= pos && pos < fn.node.End() {
-			if best.node == nil || fn.node.Pos() > best.node.Pos() {
-				best = fn
-			}
-		}
-	}
-	return best
 }
 
 // pathNames names each leaking path by the last branch it took, or ""

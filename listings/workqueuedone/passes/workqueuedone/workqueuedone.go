@@ -14,6 +14,10 @@ import (
 	"golang.org/x/tools/go/cfg"
 )
 
+// The pass: the package's functions and their facts first, then every
+// hand-out; reports go through one funnel that leaves out test files
+// (unless -tests) and reports accepted by a directive.
+
 // A funcInfo is one function of the package, declared or literal.
 type funcInfo struct {
 	name string // its name, or "the function literal"
@@ -248,7 +252,7 @@ func (c *checker) skipFile(f *ast.File) bool {
 
 // report makes d, unless it is in a file left out or a directive accepts
 // it; it says whether it did.
-func (c *checker) report(d analysis.Diagnostic, fn funcInfo) bool {
+func (c *checker) report(d analysis.Diagnostic) bool {
 	if f := c.fileOf(d.Pos); f != nil && c.skipFile(f) {
 		return false
 	}

@@ -106,7 +106,8 @@ func (c *controller) missingDone(ctx context.Context) bool {
 }
 
 // ANCHOR: released
-// sample-controller's shape: the item goes to a literal called at once.
+// Older sample-controller's shape, and that of the controllers copied
+// from it: the item goes to a literal called at once.
 func (c *controller) sampleController() bool {
 	obj, shutdown := c.untyped.Get()
 	if shutdown {
@@ -143,7 +144,7 @@ func (c *controller) leakyLiteral() bool {
 		}
 		c.untyped.Done(obj)
 	}(obj)
-	return true // want `stall: c.untyped.Get\(\) on line 136 hands out obj`
+	return true // want `stall: c.untyped.Get\(\) on line 137 hands out obj`
 }
 
 // The item goes to a goroutine that releases it.
@@ -205,7 +206,7 @@ func (c *controller) viaLeakyHelper(ctx context.Context) bool {
 		return false
 	}
 	release.Requeue(c.queue, key, c.sync(ctx, key))
-	return true // want `stall: c.queue.Get\(\) on line 203 hands out key`
+	return true // want `stall: c.queue.Get\(\) on line 204 hands out key`
 }
 
 // ANCHOR: loops
@@ -237,7 +238,7 @@ func (c *controller) loopWithBreak(ctx context.Context) {
 		c.queue.Done(key)
 	}
 	fmt.Println("stopped")
-} // want `stall: c.queue.Get\(\) on line 230 hands out key`
+} // want `stall: c.queue.Get\(\) on line 231 hands out key`
 
 // defer in a loop runs at the return, not at the end of the iteration.
 func (c *controller) deferInLoop(ctx context.Context) {
@@ -261,7 +262,7 @@ func (c *controller) doneOnAnotherVariable(ctx context.Context) bool {
 	name := "default/" + key
 	defer c.queue.Done(name)
 	_ = c.sync(ctx, key)
-	return true // want `stall: c.queue.Get\(\) on line 257 hands out key`
+	return true // want `stall: c.queue.Get\(\) on line 258 hands out key`
 }
 
 // Done on another queue than the one the item came from.
@@ -272,7 +273,7 @@ func (c *controller) doneOnAnotherQueue(ctx context.Context) bool {
 	}
 	defer c.other.Done(key)
 	_ = c.sync(ctx, key)
-	return true // want `stall: c.queue.Get\(\) on line 269 hands out key`
+	return true // want `stall: c.queue.Get\(\) on line 270 hands out key`
 }
 
 // A variable assigned from the item is the item.
@@ -308,7 +309,7 @@ func (c *controller) priorityLeak(ctx context.Context) bool {
 		return false
 	}
 	if c.sync(ctx, key) != nil {
-		return false // want `stall: c.pq.GetWithPriority\(\) on line 306 hands out key`
+		return false // want `stall: c.pq.GetWithPriority\(\) on line 307 hands out key`
 	}
 	c.pq.Done(key)
 	return true

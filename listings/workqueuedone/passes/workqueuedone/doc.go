@@ -67,8 +67,9 @@
 //   - forget: the same, on a path that calls Forget on the item, which
 //     resets the backoff but is not Done;
 //   - double: a path calls Done twice on the item (a defer and a call, or
-//     two calls); after the first, the queue may hand the key to another
-//     worker, and the second Done then ends that worker's claim too;
+//     two calls); if the key was added again while it was being
+//     processed, each Done puts it back in the queue, and two workers are
+//     handed it at once;
 //   - panic: Done is called on every path but not deferred, with a call
 //     that can panic in between, so a panic there leaks the item
 //     (-panic=false turns this kind off).

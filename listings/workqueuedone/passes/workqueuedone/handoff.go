@@ -222,18 +222,7 @@ func (c *checker) isCalled(n ast.Node, sel *ast.SelectorExpr) bool {
 
 // storesFact is the storesParam fact of fn, from this package or imported.
 func (c *checker) storesFact(fn *types.Func) *storesParam {
-	if s, ok := c.stores[fn]; ok {
-		return s
-	}
-	if fn.Pkg() == c.pass.Pkg {
-		return nil
-	}
-	s := new(storesParam)
-	if !c.pass.ImportObjectFact(fn, s) {
-		s = nil
-	}
-	c.stores[fn] = s
-	return s
+	return factOf(c, c.stores, fn)
 }
 
 // storedParams lists the parameters d hands off on some path. Only the

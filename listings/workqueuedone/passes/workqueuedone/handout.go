@@ -78,18 +78,7 @@ func (c *checker) handoutCall(call *ast.CallExpr) (*handsOut, ast.Expr, *types.F
 
 // wrapperFact is the handsOut fact of fn, from this package or imported.
 func (c *checker) wrapperFact(fn *types.Func) *handsOut {
-	if f, ok := c.wrappers[fn]; ok {
-		return f
-	}
-	if fn.Pkg() == c.pass.Pkg {
-		return nil
-	}
-	f := new(handsOut)
-	if !c.pass.ImportObjectFact(fn, f) {
-		f = nil
-	}
-	c.wrappers[fn] = f
-	return f
+	return factOf(c, c.wrappers, fn)
 }
 
 // handouts finds the calls in g's statements (not in nested literals) that

@@ -209,18 +209,7 @@ func (c *checker) callReleases(t *target, call *ast.CallExpr) bool {
 
 // releasesFact is the releases fact of fn, from this package or imported.
 func (c *checker) releasesFact(fn *types.Func) *releases {
-	if r, ok := c.facts[fn]; ok {
-		return r
-	}
-	if fn.Pkg() == c.pass.Pkg {
-		return nil
-	}
-	r := new(releases)
-	if !c.pass.ImportObjectFact(fn, r) {
-		r = nil
-	}
-	c.facts[fn] = r // remembered, found or not: facts are looked up often
-	return r
+	return factOf(c, c.facts, fn)
 }
 
 // sameNamed reports whether t is named (or a pointer to) the same

@@ -92,7 +92,7 @@ func (c *checker) check(h *handout, fn funcInfo) int {
 			continue
 		}
 		seen[d.pos] = true
-		msg := fmt.Sprintf("double: %s is the second Done of %s on this path (the first is on line %d, after %s on line %d handed it out); the first lets the queue hand %s to another worker, and this one ends that worker's claim too",
+		msg := fmt.Sprintf("double: %s is the second Done of %s on this path (the first is on line %d, after %s on line %d handed it out); if %s was added again meanwhile, each Done queues it, and two workers are handed it at once",
 			d.text, h.itemName, line(d.first), h.name, getLine, h.itemName)
 		if c.report(analysis.Diagnostic{Pos: d.pos, End: d.end, Message: msg}) {
 			reports++

@@ -115,18 +115,7 @@ func isNil(info *types.Info, e ast.Expr) bool {
 
 // flagFact is the shutdownFlag fact of fn, from this package or imported.
 func (c *checker) flagFact(fn *types.Func) *shutdownFlag {
-	if f, ok := c.flagHelpers[fn]; ok {
-		return f
-	}
-	if fn.Pkg() == c.pass.Pkg {
-		return nil
-	}
-	f := new(shutdownFlag)
-	if !c.pass.ImportObjectFact(fn, f) {
-		f = nil
-	}
-	c.flagHelpers[fn] = f
-	return f
+	return factOf(c, c.flagHelpers, fn)
 }
 
 // flagHelper says whether d is a helper that returns its bool parameter,

@@ -188,26 +188,10 @@ func (c *checker) computeFacts() {
 			break
 		}
 	}
-	for fn, f := range c.facts {
-		if f != nil && fn.Pkg() == c.pass.Pkg {
-			c.pass.ExportObjectFact(fn, f)
-		}
-	}
-	for fn, f := range c.wrappers {
-		if f != nil && fn.Pkg() == c.pass.Pkg {
-			c.pass.ExportObjectFact(fn, f)
-		}
-	}
-	for fn, f := range c.stores {
-		if f != nil && fn.Pkg() == c.pass.Pkg {
-			c.pass.ExportObjectFact(fn, f)
-		}
-	}
-	for fn, f := range c.flagHelpers {
-		if f != nil && fn.Pkg() == c.pass.Pkg {
-			c.pass.ExportObjectFact(fn, f)
-		}
-	}
+	exportFacts(c, c.facts)
+	exportFacts(c, c.wrappers)
+	exportFacts(c, c.stores)
+	exportFacts(c, c.flagHelpers)
 }
 
 // targetOf is what the walk of h looks for, and where it starts.
@@ -313,4 +297,40 @@ func (c *checker) mayRelease(body *ast.BlockStmt) bool {
 		return !found
 	})
 	return found
+}
+
+// factOf is fn's fact of type F. The cache holds this package's facts,
+// worked out by computeFacts, and the imported ones looked up before,
+// found or not: a fact is looked up at every call of fn. A function of
+// this package that is not in the cache has none.
+func factOf[F any, PF interface {
+	*F
+	analysis.Fact
+}](c *checker, cache map[*types.Func]PF, fn *types.Func) PF {
+	if f, ok := cache[fn]; ok {
+		return f
+	}
+	if fn.Pkg() == c.pass.Pkg {
+		return nil
+	}
+	var f PF = new(F)
+	if !c.pass.ImportObjectFact(fn, f) {
+		f = nil
+	}
+	cache[fn] = f
+	return f
+}
+
+// exportFacts exports the facts of this package's functions (the cache
+// also remembers imported ones, and their absence).
+func exportFacts[PF interface {
+	comparable
+	analysis.Fact
+}](c *checker, facts map[*types.Func]PF) {
+	var none PF
+	for fn, f := range facts {
+		if f != none && fn.Pkg() == c.pass.Pkg {
+			c.pass.ExportObjectFact(fn, f)
+		}
+	}
 }

@@ -1,6 +1,6 @@
-// Package double holds a Done called twice on one path: after the first,
-// the queue may hand the key to another worker, and the second ends that
-// worker's claim too, so the key can be processed twice at once.
+// Package double holds a Done called twice on one path: if the key was
+// added again while it was processed, each Done puts it back in the
+// queue, so two workers can be handed it at once (listing 5-4).
 package double
 
 import "k8s.io/client-go/util/workqueue"

@@ -514,6 +514,76 @@ fn the_analyzer_builds_and_reports_from_its_archive() {
     );
 }
 
+/// The chapter's way to pin the analyzer in a reader's module with Go's
+/// tool directive, run as the reader runs it: listing 5-1's twin from its
+/// archive stands for the reader's module, the analyzer's archive is
+/// unpacked into its `third_party/workqueuedone`, and the two files the
+/// chapter includes, `your-module/setup.sh` and `your-module/ci.sh` (from
+/// the unpacked archive, so the page, the archive and this test cannot
+/// drift), run verbatim with `sh`. The CI step must fail on the twin's
+/// `forget:` report, and `go tool workqueuedone ./...` must make it too.
+#[test]
+fn the_analyzer_pinned_with_go_tool_reports_in_a_readers_module() {
+    let Some(go) = common::go_or_skip("the_analyzer_pinned_with_go_tool_reports_in_a_readers_module") else { return };
+    let tree = unpacked();
+    let analyzer = tree.join(ANALYZER);
+    let module = scratch("your-module");
+    // A fresh module each run: setup.sh edits go.mod, as it would the reader's.
+    let _ = fs::remove_dir_all(&module);
+    for (from, to) in [(tree.join("listing-05-01-go"), module.clone()), (analyzer.clone(), module.join("third_party/workqueuedone"))] {
+        fs::create_dir_all(&to).unwrap();
+        let copy = Command::new("cp").arg("-R").arg(from.join(".")).arg(&to).output().unwrap();
+        assert!(copy.status.success(), "copying {}: {}", from.display(), String::from_utf8_lossy(&copy.stderr));
+    }
+    let in_module = |program: &Path| {
+        let mut cmd = Command::new(program);
+        cmd.current_dir(&module).env("GOWORK", "off").env("GOTOOLCHAIN", "local").env_remove("GOFLAGS");
+        cmd
+    };
+    let sh = |script: &str| {
+        let mut cmd = in_module(Path::new("sh"));
+        cmd.arg(analyzer.join("your-module").join(script));
+        cmd
+    };
+    let rerun = format!("rerun: cd {} && sh {}/your-module/<script>", module.display(), analyzer.display());
+    let setup = sh("setup.sh").output().expect("sh can be started");
+    assert!(
+        setup.status.success(),
+        "your-module/setup.sh failed ({}):\n{}{}\n{rerun}",
+        setup.status,
+        String::from_utf8_lossy(&setup.stdout),
+        String::from_utf8_lossy(&setup.stderr)
+    );
+    let go_mod = fs::read_to_string(module.join("go.mod")).unwrap();
+    for line in [
+        "tool forget-is-not-delete/workqueuedone/cmd/workqueuedone",
+        "tool forget-is-not-delete/workqueuedone/cmd/vet-workqueuedone",
+    ] {
+        assert!(
+            go_mod.lines().any(|l| l.trim() == line.trim_start_matches("tool ") || l.trim() == line),
+            "setup.sh left no `{line}` in go.mod:\n{go_mod}"
+        );
+    }
+    let twin_report = |said: &str| {
+        said.lines().any(|l| l.contains("twin/main.go:") && l.contains(": forget: "))
+    };
+    let ci = sh("ci.sh").output().expect("sh can be started");
+    let said = String::from_utf8_lossy(&ci.stderr);
+    assert!(
+        !ci.status.success() && twin_report(&said),
+        "your-module/ci.sh should fail on listing 5-1's forget: report; it exited {}:\n{said}\n{rerun}",
+        ci.status
+    );
+    let out = in_module(&go).args(["tool", "workqueuedone", "./..."]).output().expect("go can be started");
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.code() == Some(3) && twin_report(&said),
+        "`go tool workqueuedone ./...` in {} should report listing 5-1's forget: and exit 3; it exited {:?}:\n{said}",
+        module.display(),
+        out.status.code()
+    );
+}
+
 /// Every archive holds the repository's LICENSE and a README that says what
 /// it shows, in the words the book uses, and where it is in the book; every
 /// archive is linked from the book, and every download the book links is an

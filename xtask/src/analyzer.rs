@@ -27,8 +27,9 @@ use std::process::Command;
 
 use crate::{Result, root, run};
 
-/// The most the analyzer may cost, as a multiple of go vet's analyzers.
-const COST_TARGET: f64 = 1.5;
+/// The most the analyzer may cost, each a named ratio line of the
+/// measurement: the analysis alone, as a multiple of go vet's analyzers.
+const COST_TARGETS: [(&str, f64); 1] = [("ratio", 1.5)];
 
 fn go(dir: &Path) -> Command {
     let mut cmd = Command::new("go");
@@ -54,19 +55,24 @@ pub fn test() -> Result {
 
     broken_package_is_an_error(&bin)?;
 
-    // As a vet tool: go vet runs it and fails when it reports.
+    // As the vet tool the chapter puts in CI, go vet's own analyzers and
+    // workqueuedone in one: go vet runs it and fails when it reports.
+    let vettool = root().join("target/workqueuedone/vet-workqueuedone");
+    let mut build = go(&module);
+    build.args(["build", "-o"]).arg(&vettool).arg("./cmd/vet-workqueuedone");
+    run(build, "workqueuedone: building the vet tool")?;
     let listings = root().join("listings");
     let vet = go(&listings)
         .env_remove("GOFLAGS")
-        .args(["vet", "-vettool"])
-        .arg(&bin)
+        .arg("vet")
+        .arg(format!("-vettool={}", vettool.display()))
         .arg("./ch05-silent-stall/listing-05-01/twin")
         .output()
         .map_err(|e| format!("go vet -vettool: cannot start: {e}"))?;
     let vet_err = String::from_utf8_lossy(&vet.stderr);
     if vet.status.success() || !vet_err.contains("forget: q.Forget(item)") {
         return Err(format!(
-            "go vet -vettool=workqueuedone should fail on listing 5-1's twin with a forget: report; it said ({}):\n{vet_err}",
+            "go vet -vettool=vet-workqueuedone should fail on listing 5-1's twin with a forget: report; it said ({}):\n{vet_err}",
             vet.status
         ));
     }
@@ -150,19 +156,16 @@ fn any_module_list(corpus: &Path, table: &str) -> Result {
     Ok(())
 }
 
-/// The cost is measured on every run and must meet [`COST_TARGET`]. Its
-/// times vary, so the committed `cost.txt`, which the chapter shows, is the
-/// measurement of the run that blessed it, stamped with its date and
-/// machine; a later run checks that the committed one met the target too
-/// and measured the same packages, and rewrites it only under
-/// `UPDATE_OUTPUTS=1`.
+/// The cost is measured on every run and must meet every one of
+/// [`COST_TARGETS`]. Its figures vary, so the committed `cost.txt`, which
+/// the chapter shows, is the measurement of the run that blessed it,
+/// stamped with its date and machine; a later run checks that the
+/// committed one met the targets too and measured the same packages, and
+/// rewrites it only under `UPDATE_OUTPUTS=1`.
 fn check_cost(committed: &Path, fresh: &str) -> Result {
     eprint!("xtask: the analyzer's cost, measured now:\n{fresh}");
-    let fresh_ratio = cost_ratio(fresh).ok_or_else(|| format!("the cost has no ratio line:\n{fresh}"))?;
-    if fresh_ratio > COST_TARGET {
-        return Err(format!(
-            "workqueuedone costs {fresh_ratio} times go vet's analyzers, over the target of {COST_TARGET}:\n{fresh}"
-        ));
+    if let Some(problem) = over_target(fresh) {
+        return Err(format!("the analyzer's cost, measured now, {problem}:\n{fresh}"));
     }
     let rel = committed.strip_prefix(root()).unwrap_or(committed).display().to_string();
     if env::var("UPDATE_OUTPUTS").is_ok_and(|v| v == "1") {
@@ -176,20 +179,33 @@ fn check_cost(committed: &Path, fresh: &str) -> Result {
     let mut lines = old.lines();
     let stamp = lines.next().unwrap_or_default();
     let what = lines.next().unwrap_or_default();
-    let ratio = cost_ratio(&old);
     let fresh_what = fresh.lines().next().unwrap_or_default();
-    if !stamp.starts_with("Measured ") || what != fresh_what || ratio.is_none_or(|r| r > COST_TARGET) {
+    let problem = over_target(&old);
+    if !stamp.starts_with("Measured ") || what != fresh_what || problem.is_some() {
         return Err(format!(
-            "{rel} is not a measurement of this corpus that met the target of {COST_TARGET} (it says:\n{old}\nand \
-             this run measured:\n{fresh})\nmeasure it again with `UPDATE_OUTPUTS=1 cargo xtask analyzer`"
+            "{rel} is not a measurement of these packages that met the targets ({}; it says:\n{old}\nand this run \
+             measured:\n{fresh})\nmeasure it again with `UPDATE_OUTPUTS=1 cargo xtask analyzer`",
+            problem.unwrap_or_else(|| "another measurement".to_owned())
         ));
     }
     Ok(())
 }
 
-/// The ratio of a cost measurement, from its `ratio` line.
-fn cost_ratio(cost: &str) -> Option<f64> {
-    cost.lines().find_map(|l| l.trim().strip_prefix("ratio")).and_then(|r| r.trim().parse().ok())
+/// What in a cost measurement misses its target, if anything.
+fn over_target(cost: &str) -> Option<String> {
+    for (name, target) in COST_TARGETS {
+        match cost_ratio(cost, name) {
+            None => return Some(format!("has no `{name}` line")),
+            Some(r) if r > target => return Some(format!("has a {name} of {r}, over the target of {target}")),
+            Some(_) => {}
+        }
+    }
+    None
+}
+
+/// The ratio named `name` in a cost measurement.
+fn cost_ratio(cost: &str, name: &str) -> Option<f64> {
+    cost.lines().find_map(|l| l.trim().strip_prefix(name)).and_then(|r| r.trim().parse().ok())
 }
 
 /// Bad input: a package that does not type-check is reported as such, with
@@ -260,7 +276,7 @@ fn page_width(diagnostic: &str) -> String {
     out
 }
 
-fn output(cmd: &mut Command, what: &str) -> Result<String> {
+pub(crate) fn output(cmd: &mut Command, what: &str) -> Result<String> {
     eprintln!("xtask: {what}");
     let out = cmd.output().map_err(|e| format!("{what}: cannot start: {e}"))?;
     if !out.status.success() {
@@ -271,7 +287,7 @@ fn output(cmd: &mut Command, what: &str) -> Result<String> {
 
 /// Fails with a diff when `fresh` is not the committed file, or rewrites it
 /// under `UPDATE_OUTPUTS=1`.
-fn compare(committed: &Path, fresh: &str, what: &str) -> Result {
+pub(crate) fn compare(committed: &Path, fresh: &str, what: &str) -> Result {
     let old = fs::read_to_string(committed).unwrap_or_default();
     if old == fresh {
         return Ok(());
@@ -282,7 +298,9 @@ fn compare(committed: &Path, fresh: &str, what: &str) -> Result {
         eprintln!("xtask: blessed {rel}");
         return Ok(());
     }
-    let fresh_path = root().join("target/workqueuedone").join(committed.file_name().unwrap_or_default());
+    let fresh_dir = root().join("target/workqueuedone");
+    fs::create_dir_all(&fresh_dir).map_err(|e| format!("creating {}: {e}", fresh_dir.display()))?;
+    let fresh_path = fresh_dir.join(committed.file_name().unwrap_or_default());
     fs::write(&fresh_path, fresh).map_err(|e| e.to_string())?;
     let diff = Command::new("diff").arg("-u").arg(committed).arg(&fresh_path).output();
     let diff = diff.map(|d| String::from_utf8_lossy(&d.stdout).into_owned()).unwrap_or_default();
@@ -318,10 +336,12 @@ mod tests {
     }
 
     #[test]
-    fn reads_the_ratio_of_a_cost_measurement() {
-        let cost = "Measured 2026-12-05 23:00 UTC on x\n56 packages of k8s.io/kubernetes@v1.37.2, the median:\n  \
-                    workqueuedone                 1.2s\n  ratio                        0.93\n";
-        assert_eq!(cost_ratio(cost), Some(0.93));
-        assert_eq!(cost_ratio("no ratio here\n"), None);
+    fn reads_the_ratios_of_a_cost_measurement() {
+        let cost = "Measured 2026-12-05 23:00 UTC on x\n56 packages of k8s.io/kubernetes@v1.37.2:\n  \
+                    workqueuedone    63ms\n  ratio    0.28\n";
+        assert_eq!(cost_ratio(cost, "ratio"), Some(0.28));
+        assert_eq!(over_target(cost), None);
+        assert_eq!(over_target(&cost.replace("0.28", "1.52")).as_deref(), Some("has a ratio of 1.52, over the target of 1.5"));
+        assert_eq!(over_target("no figure here\n").as_deref(), Some("has no `ratio` line"));
     }
 }

@@ -93,6 +93,12 @@ impl Inputs {
         self
     }
 
+    /// The fingerprint alone: a key for a cache outside `target/` (a
+    /// binary built from these inputs).
+    pub fn fingerprint(&self) -> u64 {
+        self.hasher.finish()
+    }
+
     fn key(&self) -> String {
         format!("{:016x} over {} files", self.hasher.finish(), self.files)
     }

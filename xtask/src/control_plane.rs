@@ -93,7 +93,7 @@ pub struct Binaries {
     pub promtool: PathBuf,
 }
 
-fn data_home() -> Result<PathBuf> {
+pub(crate) fn data_home() -> Result<PathBuf> {
     if let Some(dir) = env::var_os("XDG_DATA_HOME").filter(|d| !d.is_empty()) {
         return Ok(PathBuf::from(dir));
     }
@@ -183,7 +183,7 @@ pub fn go_command() -> Command {
 /// Runs a long build, printing a line every 30 s with how many packages it
 /// has compiled (`go build -v` names each one on stderr). On failure the
 /// error names the step, the command and the last lines it printed.
-fn run_with_progress(mut cmd: Command, what: &str, step: &str) -> Result {
+pub(crate) fn run_with_progress(mut cmd: Command, what: &str, step: &str) -> Result {
     eprintln!("xtask: {what}");
     let shown = format!("{cmd:?}");
     let mut child = cmd

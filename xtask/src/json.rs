@@ -140,9 +140,179 @@ pub(crate) fn second_element(json: &str) -> Option<&str> {
     None
 }
 
+/// A parsed JSON value, for reading a tool's report (golangci-lint's
+/// SARIF): objects keep their members in order.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Value {
+    Null,
+    Bool(bool),
+    Number(f64),
+    String(String),
+    Array(Vec<Value>),
+    Object(Vec<(String, Value)>),
+}
+
+impl Value {
+    /// The member `key` of an object.
+    pub(crate) fn get(&self, key: &str) -> Option<&Value> {
+        match self {
+            Value::Object(members) => members.iter().find(|(k, _)| k == key).map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// The value at a path of member names.
+    pub(crate) fn at(&self, path: &[&str]) -> Option<&Value> {
+        path.iter().try_fold(self, |v, key| v.get(key))
+    }
+
+    pub(crate) fn as_str(&self) -> Option<&str> {
+        if let Value::String(s) = self { Some(s) } else { None }
+    }
+
+    pub(crate) fn as_f64(&self) -> Option<f64> {
+        if let Value::Number(n) = self { Some(*n) } else { None }
+    }
+
+    pub(crate) fn as_array(&self) -> Option<&[Value]> {
+        if let Value::Array(a) = self { Some(a) } else { None }
+    }
+}
+
+/// Parses a whole JSON document; the error says where it went wrong.
+pub(crate) fn parse(json: &str) -> Result<Value, String> {
+    let mut parser = Parser { text: json, at: 0 };
+    let value = parser.value()?;
+    parser.space();
+    if parser.at != json.len() {
+        return Err(format!("JSON: unexpected text at byte {}", parser.at));
+    }
+    Ok(value)
+}
+
+struct Parser<'a> {
+    text: &'a str,
+    at: usize,
+}
+
+impl Parser<'_> {
+    fn space(&mut self) {
+        let rest = &self.text[self.at..];
+        self.at += rest.len() - rest.trim_start().len();
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.text.as_bytes().get(self.at).copied()
+    }
+
+    fn expect(&mut self, what: &str) -> Result<(), String> {
+        if self.text[self.at..].starts_with(what) {
+            self.at += what.len();
+            Ok(())
+        } else {
+            Err(format!("JSON: expected `{what}` at byte {}", self.at))
+        }
+    }
+
+    fn value(&mut self) -> Result<Value, String> {
+        self.space();
+        match self.peek() {
+            Some(b'{') => {
+                self.at += 1;
+                let mut members = Vec::new();
+                self.space();
+                if self.peek() == Some(b'}') {
+                    self.at += 1;
+                    return Ok(Value::Object(members));
+                }
+                loop {
+                    self.space();
+                    let key = self.string()?;
+                    self.space();
+                    self.expect(":")?;
+                    members.push((key, self.value()?));
+                    self.space();
+                    match self.peek() {
+                        Some(b',') => self.at += 1,
+                        Some(b'}') => {
+                            self.at += 1;
+                            return Ok(Value::Object(members));
+                        }
+                        _ => return Err(format!("JSON: expected `,` or `}}` at byte {}", self.at)),
+                    }
+                }
+            }
+            Some(b'[') => {
+                self.at += 1;
+                let mut items = Vec::new();
+                self.space();
+                if self.peek() == Some(b']') {
+                    self.at += 1;
+                    return Ok(Value::Array(items));
+                }
+                loop {
+                    items.push(self.value()?);
+                    self.space();
+                    match self.peek() {
+                        Some(b',') => self.at += 1,
+                        Some(b']') => {
+                            self.at += 1;
+                            return Ok(Value::Array(items));
+                        }
+                        _ => return Err(format!("JSON: expected `,` or `]` at byte {}", self.at)),
+                    }
+                }
+            }
+            Some(b'"') => self.string().map(Value::String),
+            Some(b't') => self.expect("true").map(|()| Value::Bool(true)),
+            Some(b'f') => self.expect("false").map(|()| Value::Bool(false)),
+            Some(b'n') => self.expect("null").map(|()| Value::Null),
+            Some(b'-' | b'0'..=b'9') => {
+                let len = self.text[self.at..]
+                    .find(|c: char| !(c.is_ascii_digit() || matches!(c, '-' | '+' | '.' | 'e' | 'E')))
+                    .unwrap_or(self.text.len() - self.at);
+                let number = &self.text[self.at..self.at + len];
+                self.at += len;
+                number.parse().map(Value::Number).map_err(|_| format!("JSON: bad number `{number}`"))
+            }
+            _ => Err(format!("JSON: expected a value at byte {}", self.at)),
+        }
+    }
+
+    fn string(&mut self) -> Result<String, String> {
+        self.expect("\"")?;
+        let start = self.at;
+        let mut escaped = false;
+        for (i, c) in self.text[start..].char_indices() {
+            if escaped {
+                escaped = false;
+            } else if c == '\\' {
+                escaped = true;
+            } else if c == '"' {
+                self.at = start + i + 1;
+                return Ok(unescape(&self.text[start..start + i]));
+            }
+        }
+        Err(format!("JSON: a string from byte {start} does not end"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{quote, rewrite_strings, unescape};
+    use super::{Value, parse, quote, rewrite_strings, unescape};
+
+    #[test]
+    fn parses_a_document_and_says_where_it_breaks() {
+        let doc = parse(r#" {"runs": [{"results": [{"ruleId": "a\"b", "line": 12, "ok": true, "x": null}]}], "e": {}} "#)
+            .unwrap();
+        let result = &doc.get("runs").unwrap().as_array().unwrap()[0].at(&["results"]).unwrap().as_array().unwrap()[0];
+        assert_eq!(result.get("ruleId").and_then(Value::as_str), Some("a\"b"));
+        assert_eq!(result.get("line").and_then(Value::as_f64), Some(12.0));
+        assert_eq!(result.get("ok"), Some(&Value::Bool(true)));
+        assert_eq!(doc.get("e"), Some(&Value::Object(vec![])));
+        assert!(parse(r#"{"a": [1, 2}"#).unwrap_err().contains("byte 11"));
+        assert!(parse(r#"{"a": 1} x"#).is_err());
+    }
 
     #[test]
     fn rewrites_only_the_named_members_and_round_trips_escapes() {

@@ -19,6 +19,7 @@
 //! cargo xtask cluster up|down    a control plane for readers, with a kubeconfig in target/cluster/
 //! cargo xtask api-server-test    only the listings that run against a real API server
 //! cargo xtask analyzer           the Go analyzer workqueuedone: its tests, the twins, the corpus, its cost
+//! cargo xtask golangci-lint      workqueuedone as a golangci-lint plugin, built with golangci-lint custom
 //! ```
 //!
 //! It uses only the standard library, so it builds in a second.
@@ -33,6 +34,7 @@ mod archives;
 mod cache;
 mod control_plane;
 mod dedent;
+mod golangci;
 mod json;
 mod offline;
 mod perf;
@@ -61,6 +63,7 @@ fn main() -> ExitCode {
         Some("install-mdbook") => mdbook().map(|path| println!("{}", path.display())),
         Some("perf") => perf::perf(&args[1..]),
         Some("analyzer") => analyzer::test(),
+        Some("golangci-lint") => golangci::test(),
         Some("control-plane") => control_plane::ensure_binaries().map(|b| {
             println!("etcd and kube-apiserver: {}", b.assets.display());
             println!("promtool: {}", b.promtool.display());
@@ -78,7 +81,7 @@ fn main() -> ExitCode {
     }
 }
 
-const USAGE: &str = "usage: cargo xtask <book | archives DIR | test | book-test [mdbook test args] | browser-test | offline-test | lint | bless | install-mdbook | perf [--write] [--by-placement] [--fallbacks] | control-plane | cluster <up | down | status> | api-server-test | analyzer>";
+const USAGE: &str = "usage: cargo xtask <book | archives DIR | test | book-test [mdbook test args] | browser-test | offline-test | lint | bless | install-mdbook | perf [--write] [--by-placement] [--fallbacks] | control-plane | cluster <up | down | status> | api-server-test | analyzer | golangci-lint>";
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask/ is inside the workspace").to_path_buf()
@@ -161,6 +164,9 @@ fn test(policy: Policy) -> Result {
     lint()?;
     let analyzer_inputs = Inputs::new().paths(&["listings", "xtask/src"]).command("go", &["version"]);
     cached("analyzer", analyzer_inputs, policy, analyzer::test)?;
+    let golangci_inputs =
+        Inputs::new().paths(&["listings", "xtask/src"]).command("go", &["version"]).value(golangci::VERSION);
+    cached("golangci-lint", golangci_inputs, policy, golangci::test)?;
 
     // The listings that talk to a real API server: one control plane for
     // all of them, stopped before the next step (also when one fails).

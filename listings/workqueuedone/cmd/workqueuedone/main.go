@@ -3,14 +3,15 @@
 //
 //	workqueuedone ./...
 //
-// or through go vet, naming it by its path (go vet makes a relative path
-// absolute and never searches PATH, so -vettool=$(which workqueuedone)
-// works only when it is on PATH):
-//
-//	go vet -vettool=/abs/path/to/workqueuedone ./...
-//
-// With -vettool, go vet runs only the given tool's analyzers, in place of
-// its own for that run: run go vet ./... as well.
+// It loads and type-checks every package and dependency from source on
+// each run and caches nothing. In CI, prefer go vet with the vet tool
+// cmd/vet-workqueuedone, which runs go vet's own analyzers and this one in
+// one step and lets go vet cache each package's result. go vet
+// -vettool=TOOL runs TOOL's analyzers in place of its own, so naming this
+// command there would drop printf, lostcancel and the rest for that run.
+// go vet makes a relative -vettool path absolute and never searches PATH;
+// with the tool pinned in go.mod, go tool -n vet-workqueuedone prints the
+// path to give it.
 //
 // On its own it exits 3 when it reports anything, 1 on errors (a package
 // that does not load, say) and 0 otherwise; under go vet, go vet sets the

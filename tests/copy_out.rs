@@ -530,7 +530,9 @@ fn the_analyzer_pinned_with_go_tool_reports_in_a_readers_module() {
     let module = scratch("your-module");
     // A fresh module each run: setup.sh edits go.mod, as it would the reader's.
     let _ = fs::remove_dir_all(&module);
-    for (from, to) in [(tree.join("listing-05-01-go"), module.clone()), (analyzer.clone(), module.join("third_party/workqueuedone"))] {
+    for (from, to) in
+        [(tree.join("listing-05-01-go"), module.clone()), (analyzer.clone(), module.join("third_party/workqueuedone"))]
+    {
         fs::create_dir_all(&to).unwrap();
         let copy = Command::new("cp").arg("-R").arg(from.join(".")).arg(&to).output().unwrap();
         assert!(copy.status.success(), "copying {}: {}", from.display(), String::from_utf8_lossy(&copy.stderr));
@@ -564,9 +566,7 @@ fn the_analyzer_pinned_with_go_tool_reports_in_a_readers_module() {
             "setup.sh left no `{line}` in go.mod:\n{go_mod}"
         );
     }
-    let twin_report = |said: &str| {
-        said.lines().any(|l| l.contains("twin/main.go:") && l.contains(": forget: "))
-    };
+    let twin_report = |said: &str| said.lines().any(|l| l.contains("twin/main.go:") && l.contains(": forget: "));
     let ci = sh("ci.sh").output().expect("sh can be started");
     let said = String::from_utf8_lossy(&ci.stderr);
     assert!(

@@ -341,7 +341,10 @@ mod tests {
                     workqueuedone    63ms\n  ratio    0.28\n";
         assert_eq!(cost_ratio(cost, "ratio"), Some(0.28));
         assert_eq!(over_target(cost), None);
-        assert_eq!(over_target(&cost.replace("0.28", "1.52")).as_deref(), Some("has a ratio of 1.52, over the target of 1.5"));
+        assert_eq!(
+            over_target(&cost.replace("0.28", "1.52")).as_deref(),
+            Some("has a ratio of 1.52, over the target of 1.5")
+        );
         assert_eq!(over_target("no figure here\n").as_deref(), Some("has no `ratio` line"));
     }
 }

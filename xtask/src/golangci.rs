@@ -65,13 +65,18 @@ pub fn test() -> Result {
     let flags = analyzer_flags(&config)?;
     let want = standalone_reports(&standalone, &listings, &flags, &["./..."])?;
     if !want.iter().any(|r| r.0 == "ch05-silent-stall/listing-05-01/twin/main.go" && r.3.starts_with("forget: ")) {
-        return Err(format!("the standalone command should report listing 5-1's twin with {flags:?}; it said {want:#?}"));
+        return Err(format!(
+            "the standalone command should report listing 5-1's twin with {flags:?}; it said {want:#?}"
+        ));
     }
     let sarif = scratch.join("twins.sarif");
     let got = lint(&custom, &listings, &config_path, Some(&sarif), &["./..."])?;
     same_reports("the chapter's .golangci.yml over the twins (text)", &got.text, &want)?;
     same_reports("the chapter's .golangci.yml over the twins (SARIF)", &sarif_reports(&sarif, &listings)?, &want)?;
-    eprintln!("xtask: golangci-lint with the plugin reported the {} reports the command makes, as text and SARIF", want.len());
+    eprintln!(
+        "xtask: golangci-lint with the plugin reported the {} reports the command makes, as text and SARIF",
+        want.len()
+    );
 
     // Other settings reach the analyzer: the twins' test files, without the
     // panic kind, as `cargo xtask analyzer` checks the command.
@@ -142,10 +147,7 @@ fn stock_golangci_lint() -> Result<PathBuf> {
     let partial = dir.join(".partial");
     fs::create_dir_all(&partial).map_err(|e| format!("creating {}: {e}", partial.display()))?;
     let mut install = go(&partial);
-    install
-        .env("GOBIN", &partial)
-        .args(["install", "-v"])
-        .arg(format!("{MODULE}/cmd/golangci-lint@{VERSION}"));
+    install.env("GOBIN", &partial).args(["install", "-v"]).arg(format!("{MODULE}/cmd/golangci-lint@{VERSION}"));
     run_with_progress(
         install,
         &format!("building golangci-lint {VERSION} from the Go module proxy (once per machine; a few minutes cold)"),
@@ -159,11 +161,7 @@ fn stock_golangci_lint() -> Result<PathBuf> {
 /// `.custom-gcl.yml`, with the analyzer unpacked where that file says, as
 /// a reader's module holds it.
 fn custom_golangci_lint(stock: &Path, custom_config: &str) -> Result<PathBuf> {
-    let key = Inputs::new()
-        .paths(&["listings/workqueuedone"])
-        .value(VERSION)
-        .command("go", &["version"])
-        .fingerprint();
+    let key = Inputs::new().paths(&["listings/workqueuedone"]).value(VERSION).command("go", &["version"]).fingerprint();
     let cache = data_home()?.join(format!("forget-is-not-delete/golangci-lint-{VERSION}-workqueuedone"));
     let bin = cache.join(format!("{key:016x}/custom-gcl"));
     if bin.is_file() {
@@ -197,7 +195,9 @@ fn custom_golangci_lint(stock: &Path, custom_config: &str) -> Result<PathBuf> {
         .env("GOWORK", "off")
         .env_remove("GOFLAGS")
         .env("PATH", std::env::join_paths(paths).map_err(|e| format!("PATH: {e}"))?);
-    eprintln!("xtask: golangci-lint custom, from {YOUR_MODULE}/.custom-gcl.yml (a few minutes when the analyzer changed)");
+    eprintln!(
+        "xtask: golangci-lint custom, from {YOUR_MODULE}/.custom-gcl.yml (a few minutes when the analyzer changed)"
+    );
     let started = Instant::now();
     let out = custom.output().map_err(|e| format!("golangci-lint custom: cannot start: {e}"))?;
     if !out.status.success() {
@@ -298,7 +298,13 @@ fn golangci(bin: &Path, dir: &Path, config: &Path, sarif: Option<&Path>, pattern
         cmd.arg(format!("--output.sarif.path={}", sarif.display()));
     }
     cmd.args(patterns);
-    eprintln!("xtask: {} run --config {} {} (in {})", bin.display(), config.display(), patterns.join(" "), dir.display());
+    eprintln!(
+        "xtask: {} run --config {} {} (in {})",
+        bin.display(),
+        config.display(),
+        patterns.join(" "),
+        dir.display()
+    );
     cmd.output().map_err(|e| format!("{}: cannot start: {e}", bin.display()))
 }
 
@@ -314,7 +320,9 @@ fn analyzer_flags(config: &str) -> Result<Vec<String>> {
             });
             match value {
                 Some(v @ ("true" | "false")) => Ok(format!("-{name}={v}")),
-                _ => Err(format!("the .golangci.yml should set `{name}: true` or `{name}: false` under the plugin's settings")),
+                _ => Err(format!(
+                    "the .golangci.yml should set `{name}: true` or `{name}: false` under the plugin's settings"
+                )),
             }
         })
         .collect()
@@ -363,12 +371,16 @@ fn sarif_reports(path: &Path, dir: &Path) -> Result<BTreeSet<Report>> {
                 .and_then(|l| l.first())
                 .and_then(|l| l.get("physicalLocation"))
                 .ok_or_else(|| bad("a location"))?;
-            let uri = location.at(&["artifactLocation", "uri"]).and_then(json::Value::as_str).ok_or_else(|| bad("a uri"))?;
-            let line = location.at(&["region", "startLine"]).and_then(json::Value::as_f64).ok_or_else(|| bad("a line"))?;
-            let col = location.at(&["region", "startColumn"]).and_then(json::Value::as_f64).ok_or_else(|| bad("a column"))?;
+            let uri =
+                location.at(&["artifactLocation", "uri"]).and_then(json::Value::as_str).ok_or_else(|| bad("a uri"))?;
+            let line =
+                location.at(&["region", "startLine"]).and_then(json::Value::as_f64).ok_or_else(|| bad("a line"))?;
+            let col =
+                location.at(&["region", "startColumn"]).and_then(json::Value::as_f64).ok_or_else(|| bad("a column"))?;
             let text = result.at(&["message", "text"]).and_then(json::Value::as_str).ok_or_else(|| bad("a message"))?;
             let file = uri.strip_prefix("file://").unwrap_or(uri);
-            let file = Path::new(file).strip_prefix(dir).map(|p| p.display().to_string()).unwrap_or_else(|_| file.to_owned());
+            let file =
+                Path::new(file).strip_prefix(dir).map(|p| p.display().to_string()).unwrap_or_else(|_| file.to_owned());
             reports.insert((file, line as u64, col as u64, text.to_owned()));
         }
     }

@@ -303,8 +303,9 @@ mod tests {
 
     #[test]
     fn parses_a_document_and_says_where_it_breaks() {
-        let doc = parse(r#" {"runs": [{"results": [{"ruleId": "a\"b", "line": 12, "ok": true, "x": null}]}], "e": {}} "#)
-            .unwrap();
+        let doc =
+            parse(r#" {"runs": [{"results": [{"ruleId": "a\"b", "line": 12, "ok": true, "x": null}]}], "e": {}} "#)
+                .unwrap();
         let result = &doc.get("runs").unwrap().as_array().unwrap()[0].at(&["results"]).unwrap().as_array().unwrap()[0];
         assert_eq!(result.get("ruleId").and_then(Value::as_str), Some("a\"b"));
         assert_eq!(result.get("line").and_then(Value::as_f64), Some(12.0));

@@ -129,7 +129,7 @@ pub fn test() -> Result {
     }
     compare(
         &your_module.join("without-the-plugin.txt"),
-        &said.replace(&format!("{}/", testdata.display()), ""),
+        &fold(&said.replace(&format!("{}/", testdata.display()), "")),
         "golangci-lint without the plugin",
     )
     .map_err(|e| e.replace("cargo xtask analyzer", "cargo xtask golangci-lint"))
@@ -397,6 +397,28 @@ fn same_reports(what: &str, got: &BTreeSet<Report>, want: &BTreeSet<Report>) -> 
         "{what}: golangci-lint's reports differ from the standalone command's with the same settings\n\
          missing: {missing:#?}\nnot made by the command: {extra:#?}"
     ))
+}
+
+/// Text folded for the page: each line broken at spaces to at most 64
+/// columns, its continuation indented by two.
+fn fold(text: &str) -> String {
+    let mut out = String::new();
+    for line in text.lines() {
+        let mut current = String::new();
+        for word in line.split(' ') {
+            if !current.trim().is_empty() && current.len() + 1 + word.len() > 64 {
+                out.push_str(current.trim_end());
+                out.push('\n');
+                current = "  ".to_owned();
+            } else if !current.trim().is_empty() {
+                current.push(' ');
+            }
+            current.push_str(word);
+        }
+        out.push_str(current.trim_end());
+        out.push('\n');
+    }
+    out
 }
 
 fn go(dir: &Path) -> Command {

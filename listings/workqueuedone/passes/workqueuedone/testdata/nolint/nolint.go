@@ -19,7 +19,7 @@ func accepted(q workqueue.TypedInterface[string]) bool {
 		return false
 	}
 	if sync(key) != nil {
-		return false //nolint:workqueuedone // the caller exits on false; nothing waits for this key
+		return false //nolint:workqueuedone // the caller exits on false
 	}
 	q.Done(key)
 	return true

@@ -1,21 +1,264 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
-	"sort"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/tools/go/analysis"
 	"golang.org/x/tools/go/analysis/checker"
 
 	"forget-is-not-delete/workqueuedone/passes/workqueuedone"
+	"forget-is-not-delete/workqueuedone/vetsuite"
 )
 
-// measureCost times the analyzer beside go vet's own analyzers over m's
-// packages, already loaded, and says the ratio.
+// measureCost measures what the analyzer costs a CI job over m's packages,
+// each way it can run there:
+//
+//   - plain go vet beside go vet -vettool=vet-workqueuedone, the one step
+//     that runs go vet's own analyzers and workqueuedone together: cold
+//     (every compile cached, no analysis cached, as in a CI job whose build
+//     cache is restored but whose code changed under every package) and
+//     warm (the same command again: go vet reuses each package's result);
+//   - the standalone command, which type-checks every package and every
+//     dependency from source on each run and caches nothing;
+//   - and the analysis alone, in this process, on packages already loaded:
+//     workqueuedone's own share of a vet run.
+//
+// Times are wall-clock. Memory is the peak resident set of the largest
+// process the command started (go vet starts one tool process a package).
 func measureCost(m *module) (string, error) {
+	tools, err := os.MkdirTemp("", "workqueuedone-cost-")
+	if err != nil {
+		return "", err
+	}
+	defer os.RemoveAll(tools)
+	vettool := filepath.Join(tools, "vet-workqueuedone")
+	standalone := filepath.Join(tools, "workqueuedone")
+	for _, b := range []struct{ bin, pkg string }{
+		{vettool, "forget-is-not-delete/workqueuedone/cmd/vet-workqueuedone"},
+		{standalone, "forget-is-not-delete/workqueuedone/cmd/workqueuedone"},
+	} {
+		if out, err := exec.Command("go", "build", "-o", b.bin, b.pkg).CombinedOutput(); err != nil {
+			return "", fmt.Errorf("go build %s: %v\n%s", b.pkg, err, out)
+		}
+	}
+
+	// Every compile go vet needs, done once under a vet flag that no
+	// measured run passes. go vet keys a package's analysis by the tool,
+	// its flags and the package, so a flag value never used before
+	// (-printf.funcs, which names extra printf wrappers and changes no
+	// result here) makes a run cold while every compile stays cached.
+	if _, err := runMeasured(m.goDir, vetCommand("", "-printf.funcs=ForgetIsNotDeleteWarmUp", m.packages)); err != nil {
+		return "", fmt.Errorf("the warm-up go vet (every compile the measured runs need): %w", err)
+	}
+	fresh := "-printf.funcs=ForgetIsNotDeleteCold" + strconv.FormatInt(time.Now().UnixNano(), 36)
+
+	// Cold, twice each, in turn (plain go vet first, then the tool first),
+	// and the faster run of each counts: a busy moment on the machine only
+	// ever adds time. A cold run caches its analyses, so the second round
+	// gets a flag value of its own.
+	var plainCold, withCold []measurement
+	var flag string
+	for round := range 2 {
+		flag = fmt.Sprintf("%s%d", fresh, round)
+		order := []struct {
+			vettool string
+			runs    *[]measurement
+		}{{"", &plainCold}, {vettool, &withCold}}
+		if round == 1 {
+			slices.Reverse(order)
+		}
+		for _, r := range order {
+			run, err := runMeasured(m.goDir, vetCommand(r.vettool, flag, m.packages))
+			if err != nil {
+				return "", fmt.Errorf("go vet, cold: %w", err)
+			}
+			*r.runs = append(*r.runs, run)
+		}
+	}
+	// Warm: the last cold runs again, now cached. A run takes two seconds
+	// or so and varies by a third from run to run on a shared machine, so
+	// each is run nine times, in turn and in alternating order (neither
+	// always goes first), and the median counts.
+	plain, with := vetCommand("", flag, m.packages), vetCommand(vettool, flag, m.packages)
+	var plainWarm, withWarm []measurement
+	for round := range 9 {
+		order := []struct {
+			args []string
+			runs *[]measurement
+		}{{plain, &plainWarm}, {with, &withWarm}}
+		if round%2 == 1 {
+			slices.Reverse(order)
+		}
+		for _, r := range order {
+			run, err := runMeasured(m.goDir, r.args)
+			if err != nil {
+				return "", fmt.Errorf("go vet, warm: %w", err)
+			}
+			*r.runs = append(*r.runs, run)
+		}
+	}
+	alone, err := runMeasured(m.goDir, append([]string{standalone}, m.packages...))
+	if err != nil {
+		return "", fmt.Errorf("workqueuedone (standalone): %w", err)
+	}
+	ours, vet, err := analysisOnly(m)
+	if err != nil {
+		return "", err
+	}
+
+	// The first line names what was measured and is compared byte for byte
+	// by the xtask; the figures below it vary from run to run.
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d packages of %s@%s, every compile cached:\n", len(m.packages), m.path, m.version)
+	fmt.Fprintf(&b, "  %-44s %8s %16s\n", "", "wall", "largest process")
+	row := func(what string, r measurement) {
+		fmt.Fprintf(&b, "  %-44s %8s %13d MB\n", what, r.wall.Round(100*time.Millisecond), r.peakMB)
+	}
+	coldPlain, coldWith := fastest(plainCold), fastest(withCold)
+	warmPlain, warmWith := median(plainWarm), median(withWarm)
+	row("go vet, cold (the faster of 2)", coldPlain)
+	row("go vet -vettool=vet-workqueuedone, cold", coldWith)
+	row("go vet, warm (the median of 9)", warmPlain)
+	row("go vet -vettool=vet-workqueuedone, warm", warmWith)
+	row("workqueuedone, the command on its own", alone)
+	fmt.Fprintf(&b, "  %-44s %8s\n", "cold ratio", ratioOf(coldWith.wall, coldPlain.wall))
+	fmt.Fprintf(&b, "  %-44s %8s\n", "warm ratio", ratioOf(warmWith.wall, warmPlain.wall))
+	fmt.Fprintf(&b, "The analysis alone, on the packages loaded, the median of 5 runs each:\n")
+	fmt.Fprintf(&b, "  %-44s %8s\n", "workqueuedone", ours.Round(time.Millisecond))
+	fmt.Fprintf(&b, "  %-44s %8s\n", fmt.Sprintf("go vet's %d analyzers", len(vetsuite.Analyzers)), vet.Round(time.Millisecond))
+	fmt.Fprintf(&b, "  %-44s %8s\n", "analysis ratio", ratioOf(ours, vet))
+	return b.String(), nil
+}
+
+func ratioOf(a, b time.Duration) string {
+	return strconv.FormatFloat(float64(a)/float64(b), 'f', 2, 64)
+}
+
+// vetCommand is go vet over packages, with the vet tool given (go vet's own
+// when empty) and one extra flag.
+func vetCommand(vettool, flag string, packages []string) []string {
+	args := []string{"go", "vet"}
+	if vettool != "" {
+		args = append(args, "-vettool="+vettool)
+	}
+	return append(append(args, flag), packages...)
+}
+
+type measurement struct {
+	wall   time.Duration
+	peakMB int64
+}
+
+func byWall(a, b measurement) int { return int(a.wall - b.wall) }
+
+func fastest(runs []measurement) measurement { return slices.MinFunc(runs, byWall) }
+
+func median(runs []measurement) measurement {
+	sorted := slices.Clone(runs)
+	slices.SortFunc(sorted, byWall)
+	return sorted[len(sorted)/2]
+}
+
+// runMeasured runs args in dir, through a child of its own (see
+// measureChild), and returns the wall time and peak memory that child
+// measured. A report is not a failure (go vet exits 1, the standalone
+// command 3); anything else the command prints on failure is.
+func runMeasured(dir string, args []string) (measurement, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return measurement{}, err
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		return measurement{}, err
+	}
+	defer r.Close()
+	cmd := exec.Command(self, append([]string{measureChildArg}, args...)...)
+	cmd.Dir = dir
+	cmd.ExtraFiles = []*os.File{w} // fd 3 in the child
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	runErr := cmd.Run()
+	w.Close()
+	var got measurement
+	var wallNs int64
+	if _, err := fmt.Fscan(r, &wallNs, &got.peakMB); err != nil {
+		return measurement{}, fmt.Errorf("%s: no measurement (%v)\n%s", shortCommand(args), runErr, tail(stderr.String()))
+	}
+	got.wall = time.Duration(wallNs)
+	if runErr != nil && !reportsOnly(cmd.ProcessState.ExitCode(), stderr.String()) {
+		return measurement{}, fmt.Errorf("%s: %v\n%s", shortCommand(args), runErr, tail(stderr.String()))
+	}
+	return got, nil
+}
+
+// measureChildArg, as a first argument, makes this program the measuring
+// child: it runs the rest as a command and writes the command's wall time
+// (ns) and peak resident set (MB) to file descriptor 3.
+const measureChildArg = "-measure-child"
+
+// measureChild is a small process between the corpus and a measured
+// command, because Linux counts a process's peak memory from the moment
+// it is forked: a command started by this process, which holds every
+// corpus package in memory, would report at least this process's peak.
+// Started from a fresh, small child, the command's ru_maxrss (the largest
+// of it and every descendant it waited for) is its own.
+func measureChild(args []string) int {
+	out := os.NewFile(3, "measurement")
+	cmd := exec.Command(args[0], args[1:]...)
+	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	if cmd.ProcessState == nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 2
+	}
+	usage, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage)
+	if !ok {
+		fmt.Fprintf(os.Stderr, "no resource usage for %s\n", args[0])
+		return 2
+	}
+	fmt.Fprintf(out, "%d %d\n", wall.Nanoseconds(), usage.Maxrss/1024) // Linux counts ru_maxrss in KB
+	return cmd.ProcessState.ExitCode()
+}
+
+func shortCommand(args []string) string {
+	return strings.Join(args[:min(len(args), 4)], " ")
+}
+
+// reportsOnly says whether a run that exited with code failed only because
+// it reported: every line it printed is a package heading or a report.
+func reportsOnly(code int, stderr string) bool {
+	if code != 1 && code != 3 {
+		return false
+	}
+	for _, line := range strings.Split(strings.TrimSpace(stderr), "\n") {
+		if strings.HasPrefix(line, "# ") || strings.Contains(line, ".go:") {
+			continue
+		}
+		return false
+	}
+	return stderr != ""
+}
+
+func tail(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return strings.Join(lines[max(0, len(lines)-20):], "\n")
+}
+
+// analysisOnly times the analyzer, and go vet's own analyzers, over m's
+// packages already loaded and type-checked in this process.
+func analysisOnly(m *module) (ours, vet time.Duration, err error) {
 	median := func(analyzers []*analysis.Analyzer) (time.Duration, error) {
 		var runs []time.Duration
 		for range 5 {
@@ -25,23 +268,12 @@ func measureCost(m *module) (string, error) {
 			}
 			runs = append(runs, time.Since(start))
 		}
-		sort.Slice(runs, func(i, j int) bool { return runs[i] < runs[j] })
+		slices.Sort(runs)
 		return runs[len(runs)/2], nil
 	}
-	ours, err := median([]*analysis.Analyzer{workqueuedone.Analyzer})
-	if err != nil {
-		return "", err
+	if ours, err = median([]*analysis.Analyzer{workqueuedone.Analyzer}); err != nil {
+		return 0, 0, err
 	}
-	vet, err := median(vetAnalyzers)
-	if err != nil {
-		return "", err
-	}
-	// The first line names what was measured and is compared byte for byte
-	// by the xtask; the times below it vary from run to run.
-	var b strings.Builder
-	fmt.Fprintf(&b, "%d packages of %s@%s, the median of 5 runs each:\n", len(m.loaded), m.path, m.version)
-	fmt.Fprintf(&b, "  %-24s %8s\n", "workqueuedone", ours.Round(time.Millisecond))
-	fmt.Fprintf(&b, "  %-24s %8s\n", fmt.Sprintf("go vet's %d analyzers", len(vetAnalyzers)), vet.Round(time.Millisecond))
-	fmt.Fprintf(&b, "  %-24s %8s\n", "ratio", strconv.FormatFloat(float64(ours)/float64(vet), 'f', 2, 64))
-	return b.String(), nil
+	vet, err = median(vetsuite.Analyzers)
+	return ours, vet, err
 }

@@ -56,6 +56,7 @@ func (s moduleSpec) String() string {
 type module struct {
 	path, version string
 	dir           string   // its root: reports and mutants name files relative to it
+	goDir         string   // where go commands over its packages run ("": here, the book's corpus)
 	packages      []string // import paths of the packages that import a queue
 	mains         map[string]bool
 	mainImports   []string            // what the main packages import, for go.mod
@@ -403,7 +404,7 @@ func loadAlone(s moduleSpec, work string) (*module, error) {
 			return fail(err)
 		}
 	}
-	m := &module{path: dl.Path, version: dl.Version, dir: root}
+	m := &module{path: dl.Path, version: dl.Version, dir: root, goDir: root}
 	if st, err := os.Stat(filepath.Join(root, s.under)); err != nil || !st.IsDir() {
 		return fail(fmt.Errorf("it has no folder %s", s.under))
 	}

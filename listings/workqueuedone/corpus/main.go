@@ -7,7 +7,8 @@
 //	go run . -table       the corpus table and every report
 //	go run . -mutants     break every function that releases its item and
 //	                      count how many broken versions are caught
-//	go run . -cost        time the analyzer beside go vet's own analyzers
+//	go run . -cost        what the analyzer costs a CI job: go vet with and
+//	                      without it, cold and warm, and the command alone
 //	go run . -imports     write imports.go (the packages, for go mod tidy)
 //
 // With no module named, the corpus is the book's (var corpus), loaded in
@@ -39,9 +40,12 @@ that does not load is named on stderr and the exit status is 1.
 `
 
 func main() {
+	if len(os.Args) > 1 && os.Args[1] == measureChildArg {
+		os.Exit(measureChild(os.Args[2:]))
+	}
 	table := flag.Bool("table", false, "print the corpus table and every report")
 	mutants := flag.Bool("mutants", false, "print the mutation score")
-	cost := flag.Bool("cost", false, "time the analyzer beside go vet's analyzers")
+	cost := flag.Bool("cost", false, "measure go vet with and without the analyzer, and the command alone")
 	imports := flag.Bool("imports", false, "write imports.go (the book's corpus only)")
 	modulesFile := flag.String("modules", "", "read the modules from `FILE`: one module@version a line, optionally\nfollowed by the folder to read; # starts a comment")
 	work := flag.String("work", "", "copy the modules into `DIR` and keep them (default: a temporary\nfolder, removed at exit)")

@@ -68,6 +68,14 @@ func run(pass *analysis.Pass) (any, error) {
 	}
 	c.dirs = findDirectives(pass, c.skipFile)
 
+	// A package that cannot reach a queue can hold no item. Most of a
+	// build's dependencies are such packages, and go vet runs the analyzer
+	// over every one of them for its facts: they cost only this check.
+	if !reachesQueue(pass.Pkg) {
+		c.reportDirectiveProblems()
+		return c.results, nil
+	}
+
 	for cur := range insp.Root().Preorder((*ast.FuncDecl)(nil), (*ast.FuncLit)(nil), (*ast.SwitchStmt)(nil)) {
 		switch n := cur.Node().(type) {
 		case *ast.FuncDecl:
@@ -107,10 +115,16 @@ func run(pass *analysis.Pass) (any, error) {
 			c.counted(fn, h.call.Pos(), c.check(h, fn), true)
 		}
 	}
-	for _, d := range c.dirs.problems() {
-		pass.Report(d)
-	}
+	c.reportDirectiveProblems()
 	return c.results, nil
+}
+
+// reportDirectiveProblems reports each directive that is malformed or
+// accepts nothing.
+func (c *checker) reportDirectiveProblems() {
+	for _, d := range c.dirs.problems() {
+		c.pass.Report(d)
+	}
 }
 
 // computeFacts works out what the package's functions do with an item:
@@ -118,11 +132,6 @@ func run(pass *analysis.Pass) (any, error) {
 // return the shutdown flag. One may call another, so it goes round until
 // nothing changes (each round can only add).
 func (c *checker) computeFacts() {
-	// Only a package that can reach a queue can hold an item: the others
-	// (most of a build's dependencies) have nothing to compute.
-	if !reachesQueue(c.pass.Pkg) {
-		return
-	}
 	// Only a function that calls another of this package can learn
 	// anything in a later round.
 	callsLocal := map[*ast.FuncDecl]bool{}

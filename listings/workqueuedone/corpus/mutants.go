@@ -131,8 +131,9 @@ func countKinds(reports []report) map[string]int {
 // mutate breaks the function that holds h in each way it can:
 //
 //   - remove: every Done statement in it removed (stall);
-//   - undefer: a deferred Done made a call before the last statement
-//     (panic, or stall where a path leaves before that statement);
+//   - undefer: a deferred Done made a call at the end of the function,
+//     before a final return or after the last statement (panic, or stall
+//     where a path leaves before it);
 //   - branch: a Done moved into the next if's then-branch (stall);
 //   - double: a second Done of the item, where the function has one: a
 //     call right after a deferred Done, or a deferred Done right after

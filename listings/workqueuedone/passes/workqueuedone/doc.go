@@ -96,8 +96,8 @@
 // hand-off; a wrapper or helper in a package that is not analyzed before
 // its callers; a Done on a queue reached through a different field path
 // than the one the item came from; which iterations of a loop run (a Done
-// that runs on one iteration only is taken to run on any). Each is a case
-// in testdata/limits.
+// that runs on one iteration only is taken to be skippable, and the path
+// that skips it is reported). Each is a case in testdata/limits.
 package workqueuedone
 
 import (

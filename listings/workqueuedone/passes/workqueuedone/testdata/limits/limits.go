@@ -125,9 +125,9 @@ func differentPath(c *controller) bool {
 	return key != "" // want `stall: c.h.q.Get\(\) on line 120 hands out key`
 }
 
-// A Done that runs on one iteration of a loop only is taken to run on
-// any, so the path that skips it is reported, though the loop always
-// reaches it.
+// Which iterations of a loop run is not known, so a Done on one of them
+// only may be skipped, and the path that skips it is reported, though
+// the loop always reaches it.
 func onOneIteration(q workqueue.TypedInterface[string]) {
 	key, shutdown := q.Get()
 	if shutdown {

@@ -39,6 +39,8 @@ var cases = []struct {
 	{"TerminalError", reconcile.TerminalError(cause)},
 	{"TerminalError wrapped with %w",
 		fmt.Errorf("updating status: %w", reconcile.TerminalError(cause))},
+	{"TerminalError wrapped with %v",
+		fmt.Errorf("updating status: %v", reconcile.TerminalError(cause))},
 	{"nil", nil},
 }
 

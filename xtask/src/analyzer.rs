@@ -126,7 +126,14 @@ pub fn test() -> Result {
         return Err(format!("the mutation score has no double mutants:\n{mutants}"));
     }
 
-    let cost = output(go(&corpus).args(["run", ".", "-cost"]), "the cost")?;
+    let mut cost = output(go(&corpus).args(["run", ".", "-cost"]), "the cost")?;
+    // Wall times on a shared machine vary by a tenth or more from one
+    // measurement to the next, so a miss is measured once more before it
+    // fails the step: a real regression misses twice, a busy minute rarely.
+    if let Some(problem) = over_target(&cost) {
+        eprint!("xtask: the analyzer's cost, measured now, {problem}; measuring once more:\n{cost}");
+        cost = output(go(&corpus).args(["run", ".", "-cost"]), "the cost, measured again")?;
+    }
     check_cost(&corpus.join("cost.txt"), &cost)?;
     Ok(())
 }
@@ -168,7 +175,7 @@ fn any_module_list(corpus: &Path, table: &str) -> Result {
 }
 
 /// The cost is measured on every run and must meet every one of
-/// [`COST_TARGETS`]. Its figures vary, so the committed `cost.txt`, which
+/// [`COST_TARGETS`] (a measurement that misses is taken once more first). Its figures vary, so the committed `cost.txt`, which
 /// the chapter shows, is the measurement of the run that blessed it,
 /// stamped with its date and machine; a later run checks that the
 /// committed one met the targets too and measured the same packages, and

@@ -94,19 +94,18 @@ func run(t *testing.T, how waits) {
 				cancel() // stop the controller after this attempt
 				return reconcile.Result{}, nil
 			}
+			then := [...]string{"waits 1h", "waits 1h", "gets a ConfigMap"}[how]
+			fmt.Fprintf(stdout, "%s reconcile %q #1 starts, then %s\n", at(), key, then)
 			switch how {
 			case honours:
-				fmt.Fprintf(stdout, "%s reconcile %q #1 starts, then waits 1h\n", at(), key)
 				select {
 				case <-time.After(time.Hour):
 				case <-ctx.Done():
 					return reconcile.Result{}, ctx.Err()
 				}
 			case ignores:
-				fmt.Fprintf(stdout, "%s reconcile %q #1 starts, then waits 1h\n", at(), key)
 				time.Sleep(time.Hour)
 			case callsWith:
-				fmt.Fprintf(stdout, "%s reconcile %q #1 starts, then gets a ConfigMap\n", at(), key)
 				return reconcile.Result{}, getTwice(ctx, at, key)
 			}
 			fmt.Fprintf(stdout, "%s reconcile %q #1 returns ok, its context: %v\n",

@@ -259,7 +259,7 @@ func tail(s string) string {
 // analysisOnly times the analyzer, and go vet's own analyzers, over m's
 // packages already loaded and type-checked in this process.
 func analysisOnly(m *module) (ours, vet time.Duration, err error) {
-	median := func(analyzers []*analysis.Analyzer) (time.Duration, error) {
+	medianOf5 := func(analyzers []*analysis.Analyzer) (time.Duration, error) {
 		var runs []time.Duration
 		for range 5 {
 			start := time.Now()
@@ -271,9 +271,9 @@ func analysisOnly(m *module) (ours, vet time.Duration, err error) {
 		slices.Sort(runs)
 		return runs[len(runs)/2], nil
 	}
-	if ours, err = median([]*analysis.Analyzer{workqueuedone.Analyzer}); err != nil {
+	if ours, err = medianOf5([]*analysis.Analyzer{workqueuedone.Analyzer}); err != nil {
 		return 0, 0, err
 	}
-	vet, err = median(vetsuite.Analyzers)
+	vet, err = medianOf5(vetsuite.Analyzers)
 	return ours, vet, err
 }

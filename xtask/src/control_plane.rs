@@ -395,7 +395,7 @@ pub fn cluster(args: &[String]) -> Result {
         Some("up") => {
             if let Some(pid) = running() {
                 println!("a control plane is already running (supervisor PID {pid})");
-                print_how_to_use(&kubeconfig, pid);
+                print_how_to_use(&kubeconfig, pid, &ensure_binaries()?.promtool);
                 return Ok(());
             }
             let binaries = ensure_binaries()?;
@@ -434,7 +434,7 @@ pub fn cluster(args: &[String]) -> Result {
                 "control plane up: kube-apiserver v{KUBERNETES_VERSION} and etcd v{ETCD_VERSION} (supervisor PID {pid}, log in {})",
                 log_path.display()
             );
-            print_how_to_use(&kubeconfig, pid);
+            print_how_to_use(&kubeconfig, pid, &binaries.promtool);
             Ok(())
         }
         Some("down") => {
@@ -464,7 +464,7 @@ pub fn cluster(args: &[String]) -> Result {
             match running() {
                 Some(pid) => {
                     println!("running (supervisor PID {pid}, etcd and kube-apiserver {:?})", children_of(pid));
-                    print_how_to_use(&kubeconfig, pid);
+                    print_how_to_use(&kubeconfig, pid, &ensure_binaries()?.promtool);
                 }
                 None => println!("no control plane is running"),
             }
@@ -474,7 +474,7 @@ pub fn cluster(args: &[String]) -> Result {
     }
 }
 
-fn print_how_to_use(kubeconfig: &Path, pid: u32) {
+fn print_how_to_use(kubeconfig: &Path, pid: u32, promtool: &Path) {
     println!("kubeconfig: {}", kubeconfig.display());
     println!("point a listing at it:");
     println!("  KUBECONFIG={} cargo run -p listing-09-01", kubeconfig.display());
@@ -482,5 +482,11 @@ fn print_how_to_use(kubeconfig: &Path, pid: u32) {
     println!("  KUBECONFIG={} CLUSTER_SUPERVISOR_PID={pid} cargo run -p listing-09-08", kubeconfig.display());
     println!("or a Go twin:");
     println!("  cd listings && KUBECONFIG={} go run ./ch09-real-api-server/listing-09-01/twin", kubeconfig.display());
+    println!("listing 10-8, Kubernetes's PVC protection controller, also needs promtool:");
+    println!(
+        "  cd listings/workqueuedone/corpus && KUBECONFIG={} PROMTOOL={} go run ./pvcleak [-fixed]",
+        kubeconfig.display(),
+        promtool.display()
+    );
     println!("stop it with `cargo xtask cluster down`");
 }

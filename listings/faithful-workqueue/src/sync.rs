@@ -2,30 +2,80 @@
 //! queue's): a spin lock whose unlock is a plain store, and whose waiters
 //! read before they try and back off exponentially (see [`Mutex`]). It is
 //! public so that `listings/perf` can measure it alone, in the floor and
-//! hardware rows of `cargo xtask perf`. Built with `RUSTFLAGS="--cfg
-//! shuttle"`, it is [shuttle](https://docs.rs/shuttle)'s mutex, plus a
-//! scheduling point right after every unlock: shuttle's scheduler may then
-//! switch tasks when a lock is taken and when it is released, so the model
-//! checks in `tests/model_check.rs` explore the gaps between releasing the
-//! lock and waiting on, or waking, a `Notify`. tokio's `Notify` itself is
-//! left as it is: it is the primitive the queues trust (tokio checks it with
-//! loom).
+//! hardware rows of `cargo xtask perf`.
+//!
+//! Built with `RUSTFLAGS="--cfg shuttle"`, the same lock runs on
+//! [shuttle](https://docs.rs/shuttle)'s atomics: every read, compare-and-swap
+//! and store of the lock is then a point where shuttle's scheduler may switch
+//! tasks, its pauses and naps become yields to the scheduler, and there is
+//! one more scheduling point right after every unlock. So the model checks
+//! in `tests/model_check.rs` explore the lock's own steps, interleaved with
+//! the queues' (including the gaps between releasing the lock and waiting
+//! on, or waking, a `Notify`), and check its exclusion, its back-off and its
+//! poisoning. shuttle runs every interleaving as if memory were sequentially
+//! consistent, so it checks the algorithm, not the orderings; those are the
+//! ones `std`'s mutex uses (acquire to take, release to give back). tokio's
+//! `Notify` itself is left as it is: it is the primitive the queues trust
+//! (tokio checks it with loom).
 
-#[cfg(shuttle)]
-pub(crate) use shuttle::sync::atomic::AtomicUsize;
-#[cfg(not(shuttle))]
-pub use spin_lock::{Mutex, MutexGuard, fallbacks};
 /// The atomic counter the priority queue reads outside its locks (shuttle's
 /// under `--cfg shuttle`, so that the model checks schedule around it).
+#[cfg(shuttle)]
+pub(crate) use shuttle::sync::atomic::AtomicUsize;
+pub use spin_lock::{Mutex, MutexGuard, fallbacks};
 #[cfg(not(shuttle))]
 pub(crate) use std::sync::atomic::AtomicUsize;
 
+/// What the lock waits with: the processor's and the OS's primitives, or
+/// under `--cfg shuttle` shuttle's atomics and yields to its scheduler.
 #[cfg(not(shuttle))]
+mod prim {
+    pub use std::sync::atomic::AtomicBool;
+    use std::time::Duration;
+
+    #[inline]
+    pub fn pause() {
+        std::hint::spin_loop();
+    }
+    pub fn yield_thread() {
+        std::thread::yield_now();
+    }
+    pub fn nap(d: Duration) {
+        // Nobody unparks this thread: the nap is a timed one.
+        std::thread::park_timeout(d);
+    }
+    #[inline]
+    pub fn after_unlock() {}
+}
+
+#[cfg(shuttle)]
+mod prim {
+    pub use shuttle::sync::atomic::AtomicBool;
+    use std::time::Duration;
+
+    /// The reads between pauses are scheduling points already.
+    pub fn pause() {}
+    pub fn yield_thread() {
+        shuttle::thread::yield_now();
+    }
+    /// shuttle models no time: a nap is a yield.
+    pub fn nap(_: Duration) {
+        shuttle::thread::yield_now();
+    }
+    pub fn after_unlock() {
+        if !std::thread::panicking() {
+            // A zero sleep is a bare scheduling point.
+            shuttle::thread::sleep(Duration::ZERO);
+        }
+    }
+}
+
 mod spin_lock {
+    use super::prim::{self, AtomicBool};
     use std::cell::UnsafeCell;
     use std::marker::PhantomData;
     use std::ops::{Deref, DerefMut};
-    use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+    use std::sync::atomic::{AtomicU64, Ordering};
     use std::sync::{LockResult, PoisonError};
     use std::time::Duration;
 
@@ -182,7 +232,7 @@ mod spin_lock {
             let mut pause = 1u32;
             for _ in 0..TRIES {
                 for _ in 0..pause {
-                    std::hint::spin_loop();
+                    prim::pause();
                 }
                 pause = (pause * 2).min(MAX_PAUSE);
                 if free_and_taken() {
@@ -191,15 +241,14 @@ mod spin_lock {
             }
             FALLBACKS.fetch_add(1, Ordering::Relaxed);
             for _ in 0..YIELDS {
-                std::thread::yield_now();
+                prim::yield_thread();
                 if free_and_taken() {
                     return;
                 }
             }
             let mut nap = FIRST_NAP;
             loop {
-                // Nobody unparks this thread: the nap is a timed one.
-                std::thread::park_timeout(nap);
+                prim::nap(nap);
                 nap = (nap * 2).min(LONGEST_NAP);
                 if free_and_taken() {
                     return;
@@ -231,10 +280,11 @@ mod spin_lock {
                 self.lock.poisoned.store(true, Ordering::Relaxed);
             }
             self.lock.locked.store(false, Ordering::Release);
+            prim::after_unlock();
         }
     }
 
-    #[cfg(test)]
+    #[cfg(all(test, not(shuttle)))]
     mod tests {
         use super::Mutex;
         use std::sync::Arc;
@@ -320,66 +370,6 @@ mod spin_lock {
             );
             assert!(unwound.is_err());
             assert_eq!(*m.lock().unwrap(), 1);
-        }
-    }
-}
-
-#[cfg(shuttle)]
-pub use model::{Mutex, MutexGuard, fallbacks};
-
-#[cfg(shuttle)]
-mod model {
-    use std::ops::{Deref, DerefMut};
-    use std::sync::{LockResult, PoisonError};
-
-    /// Always 0: shuttle's mutex does not spin.
-    pub fn fallbacks() -> u64 {
-        0
-    }
-
-    /// shuttle's mutex, whose guard also yields to the scheduler on release.
-    pub struct Mutex<T>(shuttle::sync::Mutex<T>);
-
-    /// The guard of [`Mutex`].
-    pub struct MutexGuard<'a, T>(Option<shuttle::sync::MutexGuard<'a, T>>);
-
-    impl<T> Mutex<T> {
-        /// A lock around `value`.
-        pub fn new(value: T) -> Self {
-            Mutex(shuttle::sync::Mutex::new(value))
-        }
-
-        /// Takes the lock; shuttle may switch tasks here.
-        pub fn lock(&self) -> LockResult<MutexGuard<'_, T>> {
-            match self.0.lock() {
-                Ok(guard) => Ok(MutexGuard(Some(guard))),
-                Err(poisoned) => Err(PoisonError::new(MutexGuard(Some(
-                    poisoned.into_inner(),
-                )))),
-            }
-        }
-    }
-
-    impl<T> Deref for MutexGuard<'_, T> {
-        type Target = T;
-        fn deref(&self) -> &T {
-            self.0.as_ref().expect("held until drop")
-        }
-    }
-
-    impl<T> DerefMut for MutexGuard<'_, T> {
-        fn deref_mut(&mut self) -> &mut T {
-            self.0.as_mut().expect("held until drop")
-        }
-    }
-
-    impl<T> Drop for MutexGuard<'_, T> {
-        fn drop(&mut self) {
-            drop(self.0.take());
-            if !std::thread::panicking() {
-                // shuttle models no time: a zero sleep is a bare scheduling point.
-                shuttle::thread::sleep(std::time::Duration::ZERO);
-            }
         }
     }
 }

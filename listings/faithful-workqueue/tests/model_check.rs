@@ -1,14 +1,18 @@
 //! Model checking of [`Queue`] with [shuttle]: small scenarios of two or three
 //! tasks calling `add`, `get`, `done` and `shut_down`, run under thousands of
-//! schedules each; and two of [`PriorityQueue`]'s wake-ups, since it takes the
-//! same lock.
+//! schedules each; two of [`PriorityQueue`]'s wake-ups, since it takes the
+//! same lock; and that lock alone: its exclusion, its back-off to the end,
+//! and its poisoning.
 //!
-//! Built with `RUSTFLAGS="--cfg shuttle"`, the queue's lock is shuttle's (see
-//! `src/sync.rs`), so every lock and unlock is a point where the scheduler may
-//! switch tasks, including the gaps between releasing the lock and waking a
-//! waiter that lost-wakeup bugs live in. A schedule in which every task waits
-//! and none can run is reported by shuttle as a deadlock, so "this `get`
-//! returns" and "this drain ends" need no timeout.
+//! Built with `RUSTFLAGS="--cfg shuttle"`, the queues' own spin lock runs on
+//! shuttle's atomics (see `src/sync.rs`), so every read, compare-and-swap and
+//! store it makes, and the point right after every unlock, is a place where
+//! the scheduler may switch tasks, including the gaps between releasing the
+//! lock and waking a waiter that lost-wakeup bugs live in. A schedule in
+//! which every task waits and none can run is reported by shuttle as a
+//! deadlock, and one in which a task spins on a lock that is never given
+//! back runs out of steps, so "this `get` returns" and "this drain ends"
+//! need no timeout.
 //!
 //! Each scenario runs a fixed-seed random scheduler and a PCT scheduler (which
 //! favours schedules that preempt at few, well-chosen points). The seeds are
@@ -29,6 +33,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
 use faithful_workqueue::priorityqueue::PriorityQueue;
 use faithful_workqueue::queue::Queue;
 use faithful_workqueue::rate_limiting_queue::Interface;
+use faithful_workqueue::sync::Mutex;
 use shuttle::future::{block_on, spawn};
 use shuttle::scheduler::{PctScheduler, RandomScheduler};
 use shuttle::{Config, Runner};
@@ -302,5 +307,138 @@ fn a_draining_shutdown_waits_for_the_held_item_and_ends() {
                 task.await.unwrap();
             }
         })
+    });
+}
+
+/// The lock alone, on shuttle's atomics: three threads each read a counter
+/// under the lock, yield to the scheduler while holding it, and write it
+/// back one higher. A schedule in which two held the lock at once loses an
+/// update; one in which a waiter never got the lock back out of its back-off
+/// (reads, yields, naps) runs out of steps.
+#[test]
+fn the_spin_lock_excludes_under_every_schedule() {
+    check(|| {
+        let counter = Arc::new(Mutex::new(0u32));
+        let threads: Vec<_> = (0..3)
+            .map(|_| {
+                let counter = counter.clone();
+                shuttle::thread::spawn(move || {
+                    let mut n = counter.lock().unwrap();
+                    let seen = *n;
+                    shuttle::thread::yield_now();
+                    *n = seen + 1;
+                })
+            })
+            .collect();
+        for t in threads {
+            t.join().unwrap();
+        }
+        assert_eq!(*counter.lock().unwrap(), 3);
+    });
+}
+
+/// A holder that keeps the lock for longer than a waiter's whole back-off
+/// (its 14 reads, then its 16 yields): the waiter naps, and still takes the
+/// lock once it is released.
+#[test]
+fn a_waiter_past_its_back_off_still_takes_the_lock() {
+    check(|| {
+        let lock = Arc::new(Mutex::new(0u32));
+        let guard = lock.lock().unwrap();
+        let waiter = shuttle::thread::spawn({
+            let lock = lock.clone();
+            move || *lock.lock().unwrap() += 1
+        });
+        for _ in 0..40 {
+            shuttle::thread::yield_now();
+        }
+        drop(guard);
+        waiter.join().unwrap();
+        assert_eq!(*lock.lock().unwrap(), 1);
+    });
+}
+
+/// The panic these scenarios raise on purpose: the panic hook below keeps
+/// it off stderr, where shuttle would print it once per schedule.
+struct Expected;
+
+fn silence_expected_panics() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    ONCE.call_once(|| {
+        let previous = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if !info.payload().is::<Expected>() {
+                previous(info);
+            }
+        }));
+    });
+}
+
+/// Poisoning, as `std`'s: a thread that panics while it holds the lock
+/// poisons it, and a lock taken only while a panic unwinds (a `Drop` that
+/// locks) does not. A second thread contends for the lock meanwhile; it sees
+/// it poisoned exactly when it took it after the panic, and the lock is
+/// free at the end either way.
+#[test]
+fn a_panic_while_held_poisons_the_lock_and_an_unwind_alone_does_not() {
+    check(|| {
+        silence_expected_panics();
+        let lock = Arc::new(Mutex::new(0u32));
+        let panicked = Arc::new(AtomicBool::new(false));
+        let holder = shuttle::thread::spawn({
+            let (lock, panicked) = (lock.clone(), panicked.clone());
+            move || {
+                let unwound = std::panic::catch_unwind(
+                    std::panic::AssertUnwindSafe(|| {
+                        let _guard = lock.lock().unwrap();
+                        panicked.store(true, SeqCst);
+                        std::panic::panic_any(Expected);
+                    }),
+                );
+                assert!(unwound.is_err());
+            }
+        });
+        let other = shuttle::thread::spawn({
+            let (lock, panicked) = (lock.clone(), panicked.clone());
+            move || {
+                let taken = lock.lock();
+                // The flag is set under the lock: read under it, it says
+                // whether the panic came before this hold.
+                assert_eq!(taken.is_err(), panicked.load(SeqCst));
+            }
+        });
+        holder.join().unwrap();
+        other.join().unwrap();
+        assert!(
+            lock.lock().is_err(),
+            "a panic while held did not poison the lock"
+        );
+
+        let clean = Arc::new(Mutex::new(0u32));
+        let unwinder = shuttle::thread::spawn({
+            let clean = clean.clone();
+            move || {
+                struct LocksOnDrop(Arc<Mutex<u32>>);
+                impl Drop for LocksOnDrop {
+                    fn drop(&mut self) {
+                        *self.0.lock().unwrap() += 1;
+                    }
+                }
+                let on_drop = LocksOnDrop(clean);
+                let unwound = std::panic::catch_unwind(
+                    std::panic::AssertUnwindSafe(move || {
+                        let _on_drop = on_drop;
+                        std::panic::panic_any(Expected);
+                    }),
+                );
+                assert!(unwound.is_err());
+            }
+        });
+        unwinder.join().unwrap();
+        assert_eq!(
+            *clean.lock().unwrap(),
+            1,
+            "a lock held only inside an unwind was poisoned"
+        );
     });
 }

@@ -658,8 +658,9 @@ async function checkOutputs(name, page, outputs) {
       while (got.length && got[got.length - 1] === '') got.pop();
       while (got.length && got[0] === '') got.shift();
       return got.length === lines.length && got.every((l, i) => l === lines[i]);
-      // mdBook has highlight.js show a tab as four spaces (Go is indented with tabs).
-    }), out.lines.map(l => l.replace(/\t/g, '    ')));
+      // mdBook has highlight.js show a tab as four spaces (Go is indented with tabs);
+      // trailing blanks are invisible on both sides (a patch's empty context line is one space).
+    }), out.lines.map(l => l.replace(/\t/g, '    ').trimEnd()));
     check(name, verbatim, `${out.spec}: no code block holds the file verbatim (${out.lines.length} lines)`);
   }
 }

@@ -452,7 +452,10 @@ impl<T: Clone + Eq + Hash> QueueMetrics<T> {
         provider: &dyn MetricsProvider,
         depth: Depth,
     ) -> Self {
-        let metrics = Self {
+        // Nothing is set here: upstream's queue makes no call on its metrics
+        // until something happens to it, or its first refresh. The series
+        // exist at 0 because a provider creates them when asked for them.
+        Self {
             depth,
             adds: provider.new_adds_metric(name),
             latency: provider.new_latency_metric(name),
@@ -463,14 +466,7 @@ impl<T: Clone + Eq + Hash> QueueMetrics<T> {
                 .new_longest_running_processor_seconds_metric(name),
             add_times: HashMap::default(),
             processing_start_times: HashMap::default(),
-        };
-        // Upstream's provider creates each series as the queue asks for it
-        // (`WithLabelValues`), so a new queue's scrape already shows both
-        // gauges at 0, before the first update 500ms later. Setting them is
-        // how a provider here learns of them without counting anything.
-        metrics.unfinished_work_seconds.set(0.0);
-        metrics.longest_running_processor.set(0.0);
-        metrics
+        }
     }
 
     pub(crate) fn add(&mut self, item: &T, priority: i32, now: Instant) {

@@ -485,6 +485,21 @@ struct FamilyMetric<M> {
     labels: Labels,
 }
 
+impl<M> FamilyMetric<M>
+where
+    fn() -> M: prometheus_client::metrics::family::MetricConstructor<M>,
+{
+    /// The series `labels` of `family`, created now at its zero value, as
+    /// upstream's provider creates each one with `WithLabelValues` when the
+    /// queue asks for it: a new queue's scrape shows every series at 0
+    /// before anything happens to the queue, and the queue itself need not
+    /// set anything for that.
+    fn created(family: &Family<Labels, M>, labels: Labels) -> Arc<Self> {
+        drop(family.get_or_create(&labels));
+        Arc::new(FamilyMetric { family: family.clone(), labels })
+    }
+}
+
 impl GaugeMetric for FamilyMetric<Gauge> {
     fn inc(&self) {
         self.family.get_or_create(&self.labels).inc();
@@ -565,49 +580,34 @@ impl MetricsProvider for WorkqueueMetricsProvider {
     fn new_depth_metric(&self, name: &str) -> Arc<dyn GaugeMetric> {
         let labels =
             labels(&[("controller", name), ("name", name), ("priority", "")]);
-        Arc::new(FamilyMetric { family: self.depth.clone(), labels })
+        FamilyMetric::created(&self.depth, labels)
     }
     fn new_adds_metric(&self, name: &str) -> Arc<dyn CounterMetric> {
-        Arc::new(FamilyMetric {
-            family: self.adds.clone(),
-            labels: queue_labels(name),
-        })
+        FamilyMetric::created(&self.adds, queue_labels(name))
     }
     fn new_latency_metric(&self, name: &str) -> Arc<dyn HistogramMetric> {
-        Arc::new(FamilyMetric {
-            family: self.latency.clone(),
-            labels: queue_labels(name),
-        })
+        FamilyMetric::created(&self.latency, queue_labels(name))
     }
     fn new_work_duration_metric(&self, name: &str) -> Arc<dyn HistogramMetric> {
-        Arc::new(FamilyMetric {
-            family: self.work_duration.clone(),
-            labels: queue_labels(name),
-        })
+        FamilyMetric::created(&self.work_duration, queue_labels(name))
     }
     fn new_unfinished_work_seconds_metric(
         &self,
         name: &str,
     ) -> Arc<dyn SettableGaugeMetric> {
-        Arc::new(FamilyMetric {
-            family: self.unfinished.clone(),
-            labels: queue_labels(name),
-        })
+        FamilyMetric::created(&self.unfinished, queue_labels(name))
     }
     fn new_longest_running_processor_seconds_metric(
         &self,
         name: &str,
     ) -> Arc<dyn SettableGaugeMetric> {
-        Arc::new(FamilyMetric {
-            family: self.longest_running_processor.clone(),
-            labels: queue_labels(name),
-        })
+        FamilyMetric::created(
+            &self.longest_running_processor,
+            queue_labels(name),
+        )
     }
     fn new_retries_metric(&self, name: &str) -> Arc<dyn CounterMetric> {
-        Arc::new(FamilyMetric {
-            family: self.retries.clone(),
-            labels: queue_labels(name),
-        })
+        FamilyMetric::created(&self.retries, queue_labels(name))
     }
 }
 

@@ -15,9 +15,15 @@
 //!   unfinished-work gauge counts its `set` calls (one per update).
 //!
 //! Skipped upstream tests: none.
+//!
+//! One test of the port's own: a provider that logs every call holds the
+//! queue to the calls upstream's `defaultQueueMetrics` makes, in their order
+//! (client-go util/workqueue/metrics.go, `newQueueMetrics`, `add`, `get`,
+//! `done`, `updateUnfinishedWork`), and to none besides: a series exists at 0
+//! because the provider creates it when asked, not because the queue sets it.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use faithful_workqueue::metrics::{
@@ -188,4 +194,130 @@ async fn test_metrics() {
     assert_eq!(snap().work_duration.len(), 2);
 
     q.shut_down(); // upstream: defer q.ShutDown()
+}
+
+/// Logs every call on every metric it hands out, as "metric.call(value)".
+#[derive(Clone, Default)]
+struct CallLog(Arc<Mutex<Vec<String>>>);
+
+struct Logged(CallLog, &'static str);
+
+impl CallLog {
+    fn log(&self, entry: String) {
+        self.0.lock().unwrap().push(entry);
+    }
+    fn metric(&self, name: &'static str) -> Arc<Logged> {
+        self.log(format!("new {name}"));
+        Arc::new(Logged(self.clone(), name))
+    }
+    /// The calls since the last take.
+    fn take(&self) -> Vec<String> {
+        std::mem::take(&mut *self.0.lock().unwrap())
+    }
+}
+
+impl GaugeMetric for Logged {
+    fn inc(&self) {
+        self.0.log(format!("{}.inc", self.1));
+    }
+    fn dec(&self) {
+        self.0.log(format!("{}.dec", self.1));
+    }
+}
+impl CounterMetric for Logged {
+    fn inc(&self) {
+        self.0.log(format!("{}.inc", self.1));
+    }
+}
+impl HistogramMetric for Logged {
+    fn observe(&self, v: f64) {
+        self.0.log(format!("{}.observe({v})", self.1));
+    }
+}
+impl SettableGaugeMetric for Logged {
+    fn set(&self, v: f64) {
+        self.0.log(format!("{}.set({v})", self.1));
+    }
+}
+
+impl MetricsProvider for CallLog {
+    fn new_depth_metric(&self, _: &str) -> Arc<dyn GaugeMetric> {
+        self.metric("depth")
+    }
+    fn new_adds_metric(&self, _: &str) -> Arc<dyn CounterMetric> {
+        self.metric("adds")
+    }
+    fn new_latency_metric(&self, _: &str) -> Arc<dyn HistogramMetric> {
+        self.metric("latency")
+    }
+    fn new_work_duration_metric(&self, _: &str) -> Arc<dyn HistogramMetric> {
+        self.metric("work_duration")
+    }
+    fn new_unfinished_work_seconds_metric(
+        &self,
+        _: &str,
+    ) -> Arc<dyn SettableGaugeMetric> {
+        self.metric("unfinished")
+    }
+    fn new_longest_running_processor_seconds_metric(
+        &self,
+        _: &str,
+    ) -> Arc<dyn SettableGaugeMetric> {
+        self.metric("longest")
+    }
+    fn new_retries_metric(&self, _: &str) -> Arc<dyn CounterMetric> {
+        self.metric("retries")
+    }
+}
+
+// The port's own: upstream's calls, in upstream's order, and no other.
+#[tokio::test(start_paused = true)]
+async fn a_queue_makes_upstreams_calls_on_its_metrics_and_no_others() {
+    let log = CallLog::default();
+    let q = Queue::with_config(
+        QueueConfig::named("q").metrics_provider(Arc::new(log.clone())),
+    );
+    settle().await;
+    // newQueueMetrics asks for six metrics, in this order, and sets none.
+    assert_eq!(
+        log.take(),
+        [
+            "new depth",
+            "new adds",
+            "new latency",
+            "new work_duration",
+            "new unfinished",
+            "new longest"
+        ]
+    );
+    // Nothing happens to the queue: no call until the first refresh.
+    advance(DEFAULT_UNFINISHED_WORK_UPDATE_PERIOD - Duration::from_millis(1))
+        .await;
+    settle().await;
+    assert_eq!(log.take(), Vec::<String>::new());
+
+    q.add("a"); // add: adds, then depth
+    q.add("a"); // deduplicated: no call
+    assert_eq!(log.take(), ["adds.inc", "depth.inc"]);
+
+    advance(Duration::from_millis(1)).await; // the first refresh, at 500ms
+    settle().await;
+    assert_eq!(log.take(), ["unfinished.set(0)", "longest.set(0)"]);
+
+    advance(Duration::from_millis(250)).await;
+    // get: depth, then latency (added at 499ms, handed out at 750ms)
+    let a = q.get().await.unwrap();
+    assert_eq!(log.take(), ["depth.dec", "latency.observe(0.251)"]);
+
+    advance(Duration::from_millis(250)).await; // refresh at 1s: held 0.25s
+    settle().await;
+    assert_eq!(log.take(), ["unfinished.set(0.25)", "longest.set(0.25)"]);
+
+    q.done(&a); // done: work duration only
+    assert_eq!(log.take(), ["work_duration.observe(0.25)"]);
+
+    q.shut_down();
+    advance(Duration::from_secs(3600)).await;
+    settle().await;
+    assert_eq!(log.take(), Vec::<String>::new(), "a call after shutdown");
 }

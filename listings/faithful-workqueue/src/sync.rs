@@ -22,13 +22,16 @@
 /// under `--cfg shuttle`, so that the model checks schedule around it).
 #[cfg(shuttle)]
 pub(crate) use shuttle::sync::atomic::AtomicUsize;
+#[cfg(any(shuttle, not(feature = "std-mutex")))]
 pub use spin_lock::{Mutex, MutexGuard, fallbacks};
 #[cfg(not(shuttle))]
 pub(crate) use std::sync::atomic::AtomicUsize;
+#[cfg(all(feature = "std-mutex", not(shuttle)))]
+pub use std_mutex::{Mutex, MutexGuard, fallbacks};
 
 /// What the lock waits with: the processor's and the OS's primitives, or
 /// under `--cfg shuttle` shuttle's atomics and yields to its scheduler.
-#[cfg(not(shuttle))]
+#[cfg(not(any(shuttle, feature = "std-mutex")))]
 mod prim {
     pub use std::sync::atomic::AtomicBool;
     use std::time::Duration;
@@ -70,6 +73,19 @@ mod prim {
     }
 }
 
+/// With the `std-mutex` feature, for `cargo xtask perf` only: the queues take
+/// `std::sync::Mutex`, which parks a waiter in the kernel instead of spinning.
+#[cfg(all(feature = "std-mutex", not(shuttle)))]
+mod std_mutex {
+    pub use std::sync::{Mutex, MutexGuard};
+
+    /// Always 0: `std`'s mutex has no back-off to run out of.
+    pub fn fallbacks() -> u64 {
+        0
+    }
+}
+
+#[cfg(any(shuttle, not(feature = "std-mutex")))]
 mod spin_lock {
     use super::prim::{self, AtomicBool};
     use std::cell::UnsafeCell;

@@ -165,6 +165,16 @@
 //! `cargo xtask perf` runs upstream's test files as they are for the Go side.
 //! ops = iterations. No floor, no checksum to compare.
 //!
+//! # The lock rows
+//!
+//! `--workload lock-cores|lock-oversubscribed` (Rust only, no floor) runs
+//! the queue where a spin lock is said to fail: more runtime threads than
+//! cores, and, run by `cargo xtask perf` inside a cgroup, a CPU quota of half
+//! a core. Each also prints `# latency<TAB>row<TAB>worst_ns=N`, the longest a
+//! key waited between its add and its hand-out (`lock_rows.rs`). `cargo xtask
+//! perf` runs them with this build and with one built with `--features
+//! std-mutex`, whose queues take `std::sync::Mutex` instead of the spin lock.
+//!
 //! # The hardware rows
 //!
 //! `--workload hw-pingpong|hw-wake|hw-atomic|hw-lock|hw-lock-contended|hw-handoff`
@@ -178,6 +188,7 @@
 #![forbid(unsafe_code)]
 
 mod hw;
+mod lock_rows;
 mod upstream;
 
 /// The crate's maps (its private `hash` module): std's, with foldhash.
@@ -261,6 +272,7 @@ struct Sizes {
     placement_rounds: u64,
     placement_round_trips: u64,
     placement_handoff_keys: u64,
+    lock_rounds: u64,
 }
 
 const FULL: Sizes = Sizes {
@@ -281,6 +293,7 @@ const FULL: Sizes = Sizes {
     placement_rounds: 150,
     placement_round_trips: 300,
     placement_handoff_keys: 10_000,
+    lock_rounds: 5_000,
 };
 
 const SMOKE: Sizes = Sizes {
@@ -301,6 +314,7 @@ const SMOKE: Sizes = Sizes {
     placement_rounds: 3,
     placement_round_trips: 30,
     placement_handoff_keys: 100,
+    lock_rounds: 20,
 };
 
 /// SplitMix64, bit for bit the Go side's `splitMix64`.
@@ -451,6 +465,7 @@ fn main() -> ExitCode {
         .iter()
         .map(|(name, _, _)| *name)
         .chain(hw::HW)
+        .chain(lock_rows::LOCK_ROWS)
         .collect();
     let names: Vec<&str> = match &only {
         Some(name) if WORKLOADS.contains(&name.as_str()) => vec![name.as_str()],
@@ -495,6 +510,10 @@ fn main() -> ExitCode {
             })
         } else if by_placement {
             cycles_by_placement(workers_of(name), &sizes, &keys)
+        } else if lock_rows::LOCK_ROWS.contains(&name) {
+            let (out, worst) = lock_rows::run(name, &sizes);
+            println!("# latency\t{name}\tworst_ns={}", worst.as_nanos());
+            out
         } else {
             run_queue(name, &sizes, &keys)
         };

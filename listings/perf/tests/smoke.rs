@@ -188,9 +188,9 @@ fn rust_and_go_do_identical_work() {
 }
 
 /// The rows beside the workloads: upstream's benchmarks (whose Go side is
-/// upstream's test binary, run by `cargo xtask perf`) and the hardware's
-/// own costs run on the Rust side at smoke sizes, one process each, and have
-/// no floor.
+/// upstream's test binary, run by `cargo xtask perf`), the hardware's own
+/// costs and the lock rows run on the Rust side at smoke sizes, one process
+/// each, and have no floor.
 #[test]
 fn upstream_and_hardware_rows_run() {
     let rust_bin = Path::new(env!("CARGO_BIN_EXE_workqueue-perf"));
@@ -206,6 +206,8 @@ fn upstream_and_hardware_rows_run() {
         "hw-lock",
         "hw-lock-contended",
         "hw-handoff",
+        "lock-cores",
+        "lock-oversubscribed",
     ];
     for row in rows {
         let lines = run(rust_bin, &["--smoke", "--workload", row]);

@@ -1702,8 +1702,8 @@ fn lock_rows_report(l: &LockRows) -> String {
         );
     }
     out.push_str(
-        " The crate keeps the spin lock for the rate the rows above show; this is the price of it, for a \
-         controller that runs many more threads than cores or under a tight quota.\n",
+        " The crate keeps the spin lock for the rate the rows above show; a controller in a setting where it \
+         loses pays this price for it.\n",
     );
     out
 }

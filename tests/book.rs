@@ -414,6 +414,51 @@ fn every_listing_has_a_caption_and_twinned_listings_show_their_go() {
     assert!(problems.is_empty(), "\n{}", problems.join("\n"));
 }
 
+/// A listing shown in several fragments has its caption under the first
+/// block it belongs to; every fragment of the same listing that comes after
+/// that caption (before the next caption or heading) is marked as its
+/// continuation, `<p class="continued">Listing N-M, continued</p>`, so that
+/// no block looks uncaptioned.
+#[test]
+fn a_fragment_after_its_listings_caption_is_marked_continued() {
+    let mut problems = Vec::new();
+    for (name, markdown) in chapters() {
+        let lines: Vec<&str> = markdown.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            let Some(rest) = line.strip_prefix("<span class=\"caption\">Listing ") else { continue };
+            let number = rest.split(':').next().unwrap_or_default();
+            // What belongs to the listing: a `listing-N-M` folder, or else
+            // exactly the files its caption names (chapter 10's testdata).
+            let named: Vec<&str> =
+                line.split("<code>listings/").skip(1).filter_map(|p| p.split('<').next()).collect();
+            let Some(first) = named.first() else { continue };
+            let folder = first.contains("/listing-").then(|| first.split("/src/").next().unwrap().split("/twin/").next().unwrap());
+            let belongs = |included: &str| match folder {
+                Some(folder) => included.starts_with(folder),
+                None => named.iter().any(|file| included.split([':', '}']).next() == Some(*file)),
+            };
+            let mut label_seen = false;
+            for later in &lines[i + 1..] {
+                if later.starts_with("<span class=\"caption\">") || later.starts_with('#') {
+                    break;
+                }
+                if *later == format!("<p class=\"continued\">Listing {number}, continued</p>") {
+                    label_seen = true;
+                }
+                let Some(included) = later.split("include ../listings/").nth(1) else { continue };
+                if included.contains("output.txt") || included.contains(".svg") || !belongs(included) {
+                    continue;
+                }
+                if !label_seen {
+                    problems.push(format!("{name}: a fragment of listing {number} after its caption is not marked continued: {later}"));
+                }
+                label_seen = false;
+            }
+        }
+    }
+    assert!(problems.is_empty(), "\n{}", problems.join("\n"));
+}
+
 /// A reader who runs plain `mdbook test` (mdBook cannot be told where the
 /// crates are) is told to run `cargo xtask book-test`, before rustdoc runs,
 /// instead of reading one E0463 per block; with `-c` too.

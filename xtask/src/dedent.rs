@@ -12,8 +12,14 @@
 //! anchor) loses the same indentation where it has it, so the whole program
 //! behind the eye icon keeps its nesting, shifted as one.
 //!
-//! Only the HTML renderer runs it (so the PDF, printed from print.html, has it
-//! too). `mdbook test` and the expanded markdown that skeptic reads get the
+//! In a Go block it also writes each `// want` comment of the analyzer's
+//! testdata (chapter 10) as the reader will meet it: a report as
+//! `// ← stall: …`, the text `analysistest` expects with its regular
+//! expression's escapes removed, and a fact as `// fact Get: …`. The test
+//! files keep their `// want` comments; the page does not show the syntax.
+//!
+//! The HTML and EPUB renderers run it (so the PDF, printed from print.html,
+//! has it too). `mdbook test` and the expanded markdown that skeptic reads get the
 //! code as it is in the listing: Rust does not care about indentation, but a
 //! string literal that spans lines would.
 
@@ -67,7 +73,13 @@ pub fn code_blocks(markdown: &str) -> String {
             Some((c, len, rust)) => {
                 let closing = trimmed.trim_end();
                 if indent <= 3 && closing.len() >= len && closing.chars().all(|x| x == c) {
-                    out.push_str(&dedent(&block, rust));
+                    if rust {
+                        out.push_str(&dedent(&block, true));
+                    } else {
+                        let shown: Vec<String> = block.iter().map(|l| want_as_shown(l)).collect();
+                        let shown: Vec<&str> = shown.iter().map(String::as_str).collect();
+                        out.push_str(&dedent(&shown, false));
+                    }
                     out.push_str(line);
                     block.clear();
                     open = None;
@@ -79,6 +91,67 @@ pub fn code_blocks(markdown: &str) -> String {
     }
     // A block never closed runs to the end of the chapter, as in CommonMark.
     out.push_str(&dedent(&block, open.is_some_and(|(_, _, rust)| rust)));
+    out
+}
+
+/// A Go line with its `// want` comment, if any, as the page shows it.
+fn want_as_shown(line: &str) -> String {
+    let body = line.trim_end_matches(['\n', '\r']);
+    let newline = &line[body.len()..];
+    let Some(at) = body.find("// want ") else { return line.to_owned() };
+    let mut rest = &body[at + "// want ".len()..];
+    let (mut reports, mut facts) = (Vec::new(), Vec::new());
+    loop {
+        rest = rest.trim_start();
+        if rest.is_empty() {
+            break;
+        }
+        // `name:` before a quoted text makes it a fact about `name`.
+        let name_len = rest.find(|c: char| !(c.is_alphanumeric() || c == '_')).unwrap_or(rest.len());
+        let (name, after) = if name_len > 0 && rest[name_len..].starts_with(':') {
+            (Some(&rest[..name_len]), &rest[name_len + 1..])
+        } else {
+            (None, rest)
+        };
+        let Some(quote) = after.chars().next().filter(|c| *c == '`' || *c == '"') else {
+            return line.to_owned(); // not a form this knows: shown as it is
+        };
+        let Some(end) = after[1..].find(quote) else { return line.to_owned() };
+        let text = unescape(&after[1..1 + end]);
+        match name {
+            Some(name) => facts.push(format!("{name}: {text}")),
+            None => reports.push(text),
+        }
+        rest = &after[end + 2..];
+    }
+    let code = body[..at].trim_end();
+    let comment = if !reports.is_empty() {
+        format!("// ← {}", reports.join("; "))
+    } else {
+        format!("// fact {}", facts.join("; "))
+    };
+    if code.is_empty() {
+        format!("{}{comment}{newline}", &body[..at])
+    } else {
+        format!("{code} {comment}{newline}")
+    }
+}
+
+/// A regular expression of `analysistest` as plain text: `\(` is `(`, and
+/// `.*` (any text) is an ellipsis.
+fn unescape(re: &str) -> String {
+    let re = re.replace(".*", "…");
+    let mut out = String::with_capacity(re.len());
+    let mut chars = re.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            if let Some(next) = chars.next() {
+                out.push(next);
+            }
+        } else {
+            out.push(c);
+        }
+    }
     out
 }
 
@@ -154,6 +227,21 @@ mod tests {
         assert_eq!(
             code_blocks(md),
             "```go\nif err != nil {\n\treturn err\n}\n```\n\n```text\n  a table\n  indented\n```\n"
+        );
+    }
+
+    #[test]
+    fn a_want_comment_shows_the_report_or_the_fact() {
+        let md = "```go\n\treturn true // want `stall: c.queue.Get\\(\\) on line 44 hands out key`\n\
+                  func (q *w) Get() (string, bool) { // want Get:`handsOut\\[0\\] shutdown\\[1\\]`\n\
+                  \tq.Done(k) // want `stall: .* the loop goes back` `panic: q.Done`\n```\n\
+                  ```text\nx // want `kept`\n```\n";
+        assert_eq!(
+            code_blocks(md),
+            "```go\n\treturn true // ← stall: c.queue.Get() on line 44 hands out key\n\
+             func (q *w) Get() (string, bool) { // fact Get: handsOut[0] shutdown[1]\n\
+             \tq.Done(k) // ← stall: … the loop goes back; panic: q.Done\n```\n\
+             ```text\nx // want `kept`\n```\n"
         );
     }
 

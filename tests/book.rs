@@ -429,10 +429,11 @@ fn a_fragment_after_its_listings_caption_is_marked_continued() {
             let number = rest.split(':').next().unwrap_or_default();
             // What belongs to the listing: a `listing-N-M` folder, or else
             // exactly the files its caption names (chapter 10's testdata).
-            let named: Vec<&str> =
-                line.split("<code>listings/").skip(1).filter_map(|p| p.split('<').next()).collect();
+            let named: Vec<&str> = line.split("<code>listings/").skip(1).filter_map(|p| p.split('<').next()).collect();
             let Some(first) = named.first() else { continue };
-            let folder = first.contains("/listing-").then(|| first.split("/src/").next().unwrap().split("/twin/").next().unwrap());
+            let folder = first
+                .contains("/listing-")
+                .then(|| first.split("/src/").next().unwrap().split("/twin/").next().unwrap());
             let belongs = |included: &str| match folder {
                 Some(folder) => included.starts_with(folder),
                 None => named.iter().any(|file| included.split([':', '}']).next() == Some(*file)),
@@ -450,7 +451,9 @@ fn a_fragment_after_its_listings_caption_is_marked_continued() {
                     continue;
                 }
                 if !label_seen {
-                    problems.push(format!("{name}: a fragment of listing {number} after its caption is not marked continued: {later}"));
+                    problems.push(format!(
+                        "{name}: a fragment of listing {number} after its caption is not marked continued: {later}"
+                    ));
                 }
                 label_seen = false;
             }

@@ -130,11 +130,7 @@ fn want_as_shown(line: &str) -> String {
     } else {
         format!("// fact {}", facts.join("; "))
     };
-    if code.is_empty() {
-        format!("{}{comment}{newline}", &body[..at])
-    } else {
-        format!("{code} {comment}{newline}")
-    }
+    if code.is_empty() { format!("{}{comment}{newline}", &body[..at]) } else { format!("{code} {comment}{newline}") }
 }
 
 /// A regular expression of `analysistest` as plain text: `\(` is `(`, and

@@ -60,8 +60,12 @@ where
     // ANCHOR_END: reconcile
     let work = async { while c.process_next_work_item().await {} };
     let _ = timeout(15 * MINUTE, async { tokio::join!(event, work) }).await;
-    let at: Vec<String> =
-        began.lock().unwrap().iter().map(|t| GoDuration(*t).to_string()).collect();
+    let at: Vec<String> = began
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|t| GoDuration(*t).to_string())
+        .collect();
     format!("runs at {}", at.join(", "))
 }
 

@@ -18,10 +18,11 @@
 //! expression's escapes removed, and a fact as `// fact Get: …`. The test
 //! files keep their `// want` comments; the page does not show the syntax.
 //!
-//! The HTML and EPUB renderers run it (so the PDF, printed from print.html,
-//! has it too). `mdbook test` and the expanded markdown that skeptic reads get the
-//! code as it is in the listing: Rust does not care about indentation, but a
-//! string literal that spans lines would.
+//! The HTML renderer runs it (so the PDF, printed from print.html, has it
+//! too), and the EPUB's preprocessor calls [`code_blocks`] itself. `mdbook
+//! test` and the expanded markdown that skeptic reads get the code as it is
+//! in the listing: Rust does not care about indentation, but a string
+//! literal that spans lines would.
 
 use std::io::{Read, Write};
 

@@ -1193,14 +1193,17 @@ pub fn preprocessor(args: &[String]) -> Result {
     std::io::stdout().write_all(book.as_bytes()).map_err(|e| e.to_string())
 }
 
-/// A chapter's markdown as mdbook-epub should render it: Rust blocks
-/// without the lines mdBook hides, an inline SVG as an `<img>`, the
-/// download links as the archives' names (an EPUB holds no file they could
-/// point to), what the web page folds in `<details>` open (many readers
+/// A chapter's markdown as mdbook-epub should render it: code dedented as
+/// on the page (`dedent.rs`), Rust blocks without the lines mdBook hides,
+/// an inline SVG as an `<img>`, the download links as the archives' names
+/// (an EPUB holds no file they could point to), what the web page folds in `<details>` open (many readers
 /// never open one), and the paper variant of a sentence that only makes
 /// sense on screen.
 fn for_epub(markdown: &str) -> String {
-    let out = epub_lines(markdown);
+    // The page's code as the HTML renderer's preprocessor leaves it: each
+    // fragment from column 0, the analyzer's `// want` shown as reports.
+    let out = crate::dedent::code_blocks(markdown);
+    let out = epub_lines(&out);
     let out = downloads_as_names(&markdown_downloads_as_names(&out));
     let out = chapter_links_as_html(&out);
     let out = without_spans(&out, "<span class=\"web-only\">");

@@ -462,27 +462,58 @@ fn a_fragment_after_its_listings_caption_is_marked_continued() {
     assert!(problems.is_empty(), "\n{}", problems.join("\n"));
 }
 
-/// A reader who runs plain `mdbook test` (mdBook cannot be told where the
-/// crates are) is told to run `cargo xtask book-test`, before rustdoc runs,
-/// instead of reading one E0463 per block; with `-c` too.
+/// A reader who runs plain `mdbook test` gets every Rust block run with the
+/// crates it uses: mdBook cannot be told where they are, so the book's
+/// preprocessor for the test renderer builds them and runs the blocks of the
+/// chapters being tested itself, a line per chapter, before mdBook's own
+/// pass (which then finds them marked ignore). Here with `-c`; the suite
+/// runs it over the whole book.
 #[test]
-fn plain_mdbook_test_says_to_run_cargo_xtask_book_test() {
-    for chapter in [None, Some("What Forget actually touches")] {
-        let mut cmd = Command::new(mdbook());
-        cmd.current_dir(root()).arg("test").env_remove("FORGET_IS_NOT_DELETE_BOOK_LIB");
-        if let Some(chapter) = chapter {
-            cmd.args(["-c", chapter]);
-        }
-        let out = cmd.output().expect("mdbook can be started");
-        let log = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
-        assert!(!out.status.success(), "plain `mdbook test` (chapter {chapter:?}) passed:\n{log}");
-        assert!(
-            log.contains("Run `cargo xtask book-test` instead") && log.contains("rust-lang/mdBook#706"),
-            "plain `mdbook test` (chapter {chapter:?}) did not say to run `cargo xtask book-test`:\n{log}"
-        );
-        assert!(!log.contains("error[E0463]"), "plain `mdbook test` compiled blocks:\n{log}");
-        assert!(!log.contains("Testing chapter"), "rustdoc ran before the message:\n{log}");
-    }
+fn plain_mdbook_test_runs_every_block_with_the_books_crates() {
+    let mut cmd = Command::new(mdbook());
+    cmd.current_dir(root()).args(["test", "-c", "What Forget actually touches"]);
+    cmd.env_remove("FORGET_IS_NOT_DELETE_BOOK_LIB");
+    let out = cmd.output().expect("mdbook can be started");
+    let log = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(out.status.success(), "plain `mdbook test -c` failed:\n{log}");
+    assert!(log.contains("mdbook test: ch04-forget.md: "), "no result line for the chapter:\n{log}");
+    assert!(log.contains(" Rust blocks passed with the book's crates"), "no summary line:\n{log}");
+    assert!(!log.contains("mdbook test: ch05-silent-stall.md"), "`-c` ran another chapter too:\n{log}");
+    assert!(!log.contains("error[E0463]"), "a block could not find its crates:\n{log}");
+}
+
+/// A block that does not compile fails plain `mdbook test`, with rustdoc's
+/// error for that block and the chapter to rerun. In a scratch book of one
+/// chapter, inside the repository so that `cargo xtask` resolves.
+#[test]
+fn a_broken_block_fails_plain_mdbook_test_with_its_error() {
+    let dir = root().join("target/broken-block-book");
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(dir.join("src")).unwrap();
+    fs::write(
+        dir.join("book.toml"),
+        "[book]\ntitle = \"Broken\"\n\n[rust]\nedition = \"2024\"\n\n\
+         [preprocessor.test-guide]\ncommand = \"cargo xtask mdbook-test-guide\"\nrenderers = [\"test\"]\n",
+    )
+    .unwrap();
+    fs::write(dir.join("src/SUMMARY.md"), "# Summary\n\n- [Broken](broken.md)\n").unwrap();
+    fs::write(
+        dir.join("src/broken.md"),
+        "# Broken\n\n```rust\n# extern crate faithful_workqueue;\nlet n: u32 = \"not a number\";\n```\n",
+    )
+    .unwrap();
+    let out = Command::new(mdbook())
+        .current_dir(&dir)
+        .arg("test")
+        .env_remove("FORGET_IS_NOT_DELETE_BOOK_LIB")
+        .output()
+        .expect("mdbook can be started");
+    let log = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(!out.status.success(), "a broken block passed plain `mdbook test`:\n{log}");
+    assert!(log.contains("mdbook test: broken.md: FAILED"), "no failure line for the chapter:\n{log}");
+    assert!(log.contains("error[E0308]"), "rustdoc's error for the block is not shown:\n{log}");
+    assert!(log.contains("mdbook test -c \"Broken\""), "no way to rerun the chapter alone:\n{log}");
+    let _ = fs::remove_dir_all(&dir);
 }
 
 /// The first line of the performance appendix (`PAGE_STAMP` in

@@ -7,7 +7,7 @@
 //! cargo xtask test [--no-cache]  every test: crate, listings, outputs, twins, lints, skeptic, mdbook test, browser
 //!                                and the PDF and EPUB (pdftotext, epubcheck)
 //! cargo xtask book-test [ARGS]   only `mdbook test`, with the library path prepared
-//! cargo xtask mdbook-test-guide  the preprocessor that makes plain `mdbook test` say to run book-test
+//! cargo xtask mdbook-test-guide  the preprocessor with which plain `mdbook test` runs every block
 //! cargo xtask dedent-preprocessor the preprocessor that starts a fragment shown from inside a function at column 0
 //! cargo xtask browser-test       open every page of book/ in headless Chromium (after `book`)
 //! cargo xtask offline-test       check book/'s PDF (pdftotext) and EPUB (epubcheck) (after `book`)
@@ -212,7 +212,13 @@ fn test(policy: Policy) -> Result {
             .env("BOOK_MD_DIR", &expanded);
         run(skeptic, "skeptic: every Rust block of every chapter, as readers see it")
     })?;
-    cached("mdbook-test", book_code(), policy, || book_test(&[]))?;
+    // Plain `mdbook test`, as a reader runs it: the book's preprocessor builds
+    // the crates and runs every block (`mdbook_test_guide`).
+    cached("mdbook-test", book_code(), policy, || {
+        let mut test = Command::new(&mdbook);
+        test.current_dir(root()).arg("test").env_remove(BOOK_LIB_ENV);
+        run(test, "plain `mdbook test`: every Rust block of every chapter")
+    })?;
 
     book()?;
     offline::test(policy)?;
@@ -425,6 +431,17 @@ fn browser_test() -> Result {
 /// build units (proc-macro dependencies) stay out of it.
 fn book_test(args: &[String]) -> Result {
     let mdbook = mdbook()?;
+    let lib_dir = book_lib()?;
+    let mut test = Command::new(mdbook);
+    test.current_dir(root()).arg("test").arg("-L").arg(&lib_dir).args(args).env(BOOK_LIB_ENV, &lib_dir);
+    run(test, "mdbook test (every Rust block of every chapter)")
+}
+
+/// Builds the crates the chapters' blocks use (`cargo build --locked --lib
+/// -p forget-is-not-delete` for this machine's target) and copies their
+/// libraries into `target/book-lib`, which it returns: the one directory
+/// rustdoc needs with `-L`. Cargo's own messages go to stderr.
+fn book_lib() -> Result<PathBuf> {
     let host = host_triple()?;
     let out = cargo()
         .args(["build", "--locked", "--lib", "-p", "forget-is-not-delete", "--target", &host])
@@ -458,34 +475,25 @@ fn book_test(args: &[String]) -> Result {
     if copied == 0 {
         return Err("cargo reported no library artifacts for the book".to_owned());
     }
-    let mut test = Command::new(mdbook);
-    test.current_dir(root()).arg("test").arg("-L").arg(&lib_dir).args(args).env(BOOK_LIB_ENV, &lib_dir);
-    run(test, "mdbook test (every Rust block of every chapter)")
+    Ok(lib_dir)
 }
 
 /// Set by `book-test` for the `mdbook test` it runs: the library directory
 /// it prepared, which tells `mdbook-test-guide` to stand aside.
 const BOOK_LIB_ENV: &str = "FORGET_IS_NOT_DELETE_BOOK_LIB";
 
-/// What plain `mdbook test` prints instead of one E0463 per block.
-const MDBOOK_TEST_GUIDE: &str = "\
-plain `mdbook test` cannot run this book's code blocks.
-
-    Run `cargo xtask book-test` instead (it takes the same arguments,
-    e.g. `cargo xtask book-test -c \"What Forget actually touches\"`).
-
-Why: the blocks use tokio, anyhow and the book's own crates, and mdBook has
-no setting that says where to find them (rust-lang/mdBook#706), so each
-block would fail with E0463 \"can't find crate\". `cargo xtask book-test`
-builds exactly those crates once, for this machine's target, and runs
-`mdbook test -L target/book-lib` with them. `mdbook test -L DIR` with a
-directory of your own also gets past this message.";
-
 /// `cargo xtask mdbook-test-guide`: a preprocessor that book.toml runs for
 /// mdBook's `test` renderer only, so `mdbook build` and `mdbook serve` never
-/// start it. Run by a plain `mdbook test`, it fails with
-/// [`MDBOOK_TEST_GUIDE`] before rustdoc is started; run by `book-test`, or
-/// by an `mdbook test` given `-L`, it hands the book back unchanged.
+/// start it. mdBook cannot be told where the crates the blocks use are
+/// (rust-lang/mdBook#706: it runs `rustdoc --test` on each chapter with only
+/// the `-L` of its own command line), so under a plain `mdbook test` this
+/// does what `cargo xtask book-test` does: it builds those crates
+/// ([`book_lib`]), runs rustdoc on every chapter being tested with them, as
+/// mdBook would, prints a line per chapter, and fails the command with
+/// rustdoc's output if a block fails. It then hands mdBook the book with
+/// every Rust block marked `ignore`, which mdBook's own pass can run without
+/// the crates, and says so. Under `book-test`, or an `mdbook test` given
+/// `-L`, it hands the book back unchanged.
 fn mdbook_test_guide(args: &[String]) -> Result {
     use std::io::{Read, Write};
     if args.first().map(String::as_str) == Some("supports") {
@@ -495,33 +503,163 @@ fn mdbook_test_guide(args: &[String]) -> Result {
     }
     let mut input = String::new();
     std::io::stdin().read_to_string(&mut input).map_err(|e| format!("reading the book from mdBook: {e}"))?;
-    if env::var_os(BOOK_LIB_ENV).is_none() && !mdbook_was_given_a_library_path() {
-        return Err(MDBOOK_TEST_GUIDE.to_owned());
-    }
     let book = json::second_element(&input).ok_or("mdBook sent no [context, book] array")?;
-    std::io::stdout().write_all(book.as_bytes()).map_err(|e| e.to_string())
+    let parent = mdbook_args();
+    if env::var_os(BOOK_LIB_ENV).is_some() || parent.as_deref().is_some_and(library_path_given) {
+        return std::io::stdout().write_all(book.as_bytes()).map_err(|e| e.to_string());
+    }
+    let chapter = parent.as_deref().and_then(chapter_given);
+    let tested = test_blocks_here(book, chapter.as_deref())?;
+    std::io::stdout().write_all(tested.as_bytes()).map_err(|e| e.to_string())
 }
 
-/// Whether the `mdbook` process above this one (through `cargo`) was given
-/// `-L` or `--library-path`. Read from `/proc`, so only on Linux; elsewhere
-/// only `book-test`'s variable lets the book through.
-fn mdbook_was_given_a_library_path() -> bool {
-    let mut pid = std::process::id().to_string();
-    for _ in 0..4 {
-        let Ok(stat) = fs::read_to_string(format!("/proc/{pid}/stat")) else { return false };
-        // The fields after the command's name, which is in parentheses and
-        // may itself hold spaces: state, then the parent's pid.
-        let Some(parent) = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1)) else {
-            return false;
-        };
-        pid = parent.to_owned();
-        let Ok(cmdline) = fs::read(format!("/proc/{pid}/cmdline")) else { return false };
-        let words: Vec<String> = cmdline.split(|b| *b == 0).map(|w| String::from_utf8_lossy(w).into_owned()).collect();
-        if words.first().is_some_and(|exe| Path::new(exe).file_name().is_some_and(|name| name == "mdbook")) {
-            return library_path_given(&words[1..]);
+/// The chapters of mdBook's book JSON, depth first: name, path, content.
+fn chapters_of(value: &json::Value, out: &mut Vec<(String, String, String)>) {
+    let items = value.get("items").or_else(|| value.get("sections")).or_else(|| value.get("sub_items"));
+    for item in items.and_then(json::Value::as_array).unwrap_or_default() {
+        let Some(chapter) = item.get("Chapter") else { continue };
+        let field = |key: &str| chapter.get(key).and_then(json::Value::as_str).unwrap_or_default().to_owned();
+        out.push((field("name"), field("path"), field("content")));
+        chapters_of(chapter, out);
+    }
+}
+
+/// The book's `[rust] edition`, as mdBook passes it to rustdoc.
+fn book_edition() -> Option<String> {
+    let toml = fs::read_to_string(root().join("book.toml")).ok()?;
+    let rust = toml.split("\n[").find(|section| section.starts_with("rust]"))?;
+    let line = rust.lines().find(|l| l.trim_start().starts_with("edition"))?;
+    Some(line.split('"').nth(1)?.to_owned())
+}
+
+/// Under a plain `mdbook test`: every Rust block of the chapters being
+/// tested (all, or the one `-c` names, matched as mdBook matches it), run
+/// with the book's crates; then the book with those blocks marked `ignore`.
+fn test_blocks_here(book: &str, chapter: Option<&str>) -> Result<String> {
+    eprintln!(
+        "mdbook test: the book's preprocessor builds the crates the blocks use and runs them itself (mdBook has \
+         no setting for library paths, rust-lang/mdBook#706)"
+    );
+    let lib_dir = book_lib()?;
+    let value = json::parse(book)?;
+    let mut chapters = Vec::new();
+    chapters_of(&value, &mut chapters);
+    let work = root().join("target/book-test");
+    let _ = fs::remove_dir_all(&work);
+    fs::create_dir_all(&work).map_err(|e| format!("creating {}: {e}", work.display()))?;
+    let edition = book_edition();
+    let (mut blocks, mut failures) = (0usize, Vec::new());
+    for (name, path, content) in &chapters {
+        if path.is_empty() || chapter.is_some_and(|c| c != name && c != path) {
+            continue;
+        }
+        let file = work.join(path);
+        if let Some(dir) = file.parent() {
+            fs::create_dir_all(dir).map_err(|e| e.to_string())?;
+        }
+        fs::write(&file, content).map_err(|e| format!("writing {}: {e}", file.display()))?;
+        let mut rustdoc = Command::new("rustdoc");
+        rustdoc.current_dir(&work).arg(path).arg("--test").arg("-L").arg(&lib_dir);
+        if let Some(edition) = &edition {
+            rustdoc.args(["--edition", edition]);
+        }
+        let out = rustdoc.output().map_err(|e| format!("rustdoc: {e}"))?;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let passed: usize = stdout
+            .lines()
+            .filter_map(|l| {
+                l.strip_prefix("test result: ")?.split("; ").next()?.rsplit(' ').nth(1)?.parse::<usize>().ok()
+            })
+            .sum();
+        blocks += passed;
+        if out.status.success() {
+            match passed {
+                0 => eprintln!("mdbook test: {path}: no Rust block to run"),
+                n => eprintln!("mdbook test: {path}: {n} Rust blocks passed"),
+            }
+        } else {
+            eprintln!("mdbook test: {path}: FAILED");
+            failures.push(format!(
+                "{path} ({name}): rustdoc --test failed; rerun it alone with `mdbook test -c \"{name}\"`\n--- stdout\n{stdout}\n--- stderr\n{}",
+                String::from_utf8_lossy(&out.stderr)
+            ));
         }
     }
-    false
+    if let Some(c) = chapter
+        && !chapters.iter().any(|(name, path, _)| c == name || c == path)
+    {
+        return Err(format!("mdbook test: no chapter is named or at {c:?}"));
+    }
+    if !failures.is_empty() {
+        return Err(failures.join("\n"));
+    }
+    eprintln!(
+        "mdbook test: {blocks} Rust blocks passed with the book's crates; mdBook's own pass, next, finds them \
+         marked ignore, since they ran above"
+    );
+    Ok(json::rewrite_strings(book, "content", rust_blocks_ignored))
+}
+
+/// `markdown` with `ignore` added to every fence rustdoc would run: a
+/// `rust` block, or one with no language.
+fn rust_blocks_ignored(markdown: &str) -> String {
+    let mut out = String::with_capacity(markdown.len() + 64);
+    let mut open: Option<(char, usize)> = None;
+    for line in markdown.split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        let indent = line.len() - trimmed.len();
+        let fence = trimmed.chars().next().filter(|c| (*c == '`' || *c == '~') && indent <= 3);
+        match (open, fence) {
+            (None, Some(c)) => {
+                let len = trimmed.chars().take_while(|x| *x == c).count();
+                if len >= 3 {
+                    open = Some((c, len));
+                    let info = trimmed[len..].trim_end();
+                    let lang = info.split([',', ' ', '\t']).next().unwrap_or_default();
+                    if lang.is_empty() || lang == "rust" {
+                        let newline = &line[line.trim_end().len()..];
+                        let sep = if info.is_empty() { "rust," } else { "," };
+                        out.push_str(&format!("{}{info}{sep}ignore{newline}", &line[..indent + len]));
+                        continue;
+                    }
+                }
+            }
+            (Some((c, len)), Some(x))
+                if x == c && trimmed.trim_end().len() >= len && trimmed.trim_end().chars().all(|y| y == c) =>
+            {
+                open = None;
+            }
+            _ => {}
+        }
+        out.push_str(line);
+    }
+    out
+}
+
+/// The arguments of the `mdbook` process above this one (through `cargo`),
+/// after its name. Read from `/proc`, so only on Linux; elsewhere `None`.
+fn mdbook_args() -> Option<Vec<String>> {
+    let mut pid = std::process::id().to_string();
+    for _ in 0..4 {
+        let stat = fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+        // The fields after the command's name, which is in parentheses and
+        // may itself hold spaces: state, then the parent's pid.
+        pid = stat.rsplit_once(')').and_then(|(_, rest)| rest.split_whitespace().nth(1))?.to_owned();
+        let cmdline = fs::read(format!("/proc/{pid}/cmdline")).ok()?;
+        let words: Vec<String> = cmdline.split(|b| *b == 0).map(|w| String::from_utf8_lossy(w).into_owned()).collect();
+        if words.first().is_some_and(|exe| Path::new(exe).file_name().is_some_and(|name| name == "mdbook")) {
+            return Some(words[1..].iter().filter(|w| !w.is_empty()).cloned().collect());
+        }
+    }
+    None
+}
+
+/// The chapter `mdbook test -c NAME` (or `--chapter`) names.
+fn chapter_given(words: &[String]) -> Option<String> {
+    words.iter().enumerate().find_map(|(i, w)| match w.as_str() {
+        "-c" | "--chapter" => words.get(i + 1).cloned(),
+        _ => w.strip_prefix("--chapter=").or_else(|| w.strip_prefix("-c").filter(|c| !c.is_empty())).map(str::to_owned),
+    })
 }
 
 /// Whether `mdbook`'s arguments give a library path.
@@ -599,7 +737,26 @@ fn json_string_array(line: &str, key: &str) -> Vec<String> {
 
 #[cfg(test)]
 mod tests {
-    use super::{available_bytes, json_string_array, library_path_given};
+    use super::{available_bytes, chapter_given, json_string_array, library_path_given, rust_blocks_ignored};
+
+    #[test]
+    fn marks_every_block_rustdoc_would_run_ignore_and_no_other() {
+        let md = "```rust,noplayground\nfn a() {}\n```\n\n```\nplain\n```\n\n```text\nout\n```\n\n\
+                  ````rust\n```\nstill inside\n````\n";
+        assert_eq!(
+            rust_blocks_ignored(md),
+            "```rust,noplayground,ignore\nfn a() {}\n```\n\n```rust,ignore\nplain\n```\n\n```text\nout\n```\n\n\
+             ````rust,ignore\n```\nstill inside\n````\n"
+        );
+    }
+
+    #[test]
+    fn reads_the_chapter_mdbook_test_was_given() {
+        let words = |s: &str| s.split(' ').map(str::to_owned).collect::<Vec<_>>();
+        assert_eq!(chapter_given(&words("test -c Intro")).as_deref(), Some("Intro"));
+        assert_eq!(chapter_given(&words("test --chapter=ch04-forget.md")).as_deref(), Some("ch04-forget.md"));
+        assert_eq!(chapter_given(&words("test -L x")), None);
+    }
 
     #[test]
     fn sees_a_library_path_in_every_spelling_mdbook_takes() {

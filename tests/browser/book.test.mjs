@@ -669,6 +669,70 @@ async function checkOutputs(name, page, outputs) {
   }
 }
 
+/** The Rust blocks of a page's sources that have hidden lines, in page
+ * order: for each, the file a `{{#rustdoc_include}}` shows whole behind the
+ * eye icon (null for a block whose hidden lines are written in the chapter),
+ * and how many hidden lines the chapter adds before it. */
+function hiddenBlocksOf(name) {
+  const chapters = summaryChapters();
+  const mds = name === 'print.html' ? chapters.map(ch => ch.md) : chapters.filter(ch => ch.html === name).map(ch => ch.md);
+  const blocks = [];
+  for (const md of mds) {
+    const mdFile = path.join(SRC, md);
+    const lines = fs.readFileSync(mdFile, 'utf8').split('\n');
+    for (let i = 0; i < lines.length; i++) {
+      const fence = lines[i].match(/^(`{3,})rust\b/);
+      if (!fence) continue;
+      let j = i + 1;
+      while (j < lines.length && !lines[j].startsWith(fence[1])) j++;
+      const body = lines.slice(i + 1, j);
+      const own = body.filter(l => /^#( |$)/.test(l)).length;
+      const inc = body.map(l => l.match(/^\{\{#rustdoc_include ([^}\s]+)\s*\}\}$/)).find(Boolean);
+      if (own || inc) {
+        blocks.push({ md, own, file: inc ? path.resolve(path.dirname(mdFile), inc[1].split(':')[0]) : null });
+      }
+      i = j;
+    }
+  }
+  return blocks;
+}
+
+/** Behind the eye icon, a fragment shows the whole file at its true
+ * indentation: for every block that includes a file with `rustdoc_include`,
+ * the text revealed, less the chapter's own hidden lines (`extern crate`),
+ * is the file less its ANCHOR lines, line for line. */
+async function checkRevealed(name, page) {
+  const sources = hiddenBlocksOf(name);
+  const revealed = await page.evaluate(async () => {
+    const codes = Array.from(document.querySelectorAll('main pre code')).filter(c => c.querySelector('.boring'));
+    const buttons = codes.map(c => c.parentElement.querySelector('.buttons button'));
+    buttons.forEach(b => b && b.title === 'Show hidden lines' && b.click());
+    await new Promise(resolve => setTimeout(resolve, 0));
+    const texts = codes.map(c => c.textContent);
+    buttons.forEach(b => b && b.title === 'Hide lines' && b.click());
+    await new Promise(resolve => setTimeout(resolve, 0));
+    const restored = codes.every(c => c.classList.contains('hide-boring') && !c.querySelector('.reindent'));
+    return { texts, restored };
+  });
+  if (!check(name, revealed.texts.length === sources.length, `${revealed.texts.length} blocks with hidden lines on the page, the sources have ${sources.length}`)) return 0;
+  let compared = 0;
+  sources.forEach((source, k) => {
+    if (!source.file) return;
+    const got = revealed.texts[k].split('\n').slice(source.own).map(l => l.trimEnd());
+    const want = fs.readFileSync(source.file, 'utf8').split('\n').filter(l => !/ANCHOR(_END)?:/.test(l)).map(l => l.trimEnd());
+    while (got.length && got[got.length - 1] === '') got.pop();
+    while (want.length && want[want.length - 1] === '') want.pop();
+    const differs = got.findIndex((l, i) => l !== want[i]);
+    const at = differs === -1 ? Math.min(got.length, want.length) : differs;
+    const rel = path.relative(repo, source.file);
+    check(name, differs === -1 && got.length === want.length,
+      `${source.md}: the eye icon on ${rel} reveals line ${at + 1} as "${got[at] ?? '(nothing)'}", the file has "${want[at] ?? '(nothing)'}"`);
+    compared++;
+  });
+  check(name, revealed.restored, 'hiding the lines again did not take the indentation back');
+  return compared;
+}
+
 /** An included SVG is a picture, not text: the inline <svg> with the file's
  * aria-label is visible, keeps the file's viewBox, and draws the file's labels. */
 async function checkSvg(name, page, out) {
@@ -1014,6 +1078,8 @@ async function main() {
         if (folded.twins) info.push(`${folded.twins} Rust/Go tab pairs`);
         if (folded.outputs) info.push(`${folded.outputs} whole outputs unfolded`);
         if (folded.downloads) info.push(`${folded.downloads} download links`);
+        const compared = await checkRevealed(name, page);
+        if (compared) info.push(`${compared} revealed files`);
         if (outputs.length) {
           await checkOutputs(name, page, outputs);
           info.push(`${outputs.length} output${outputs.length === 1 ? "" : "s"}`);

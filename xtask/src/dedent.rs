@@ -9,8 +9,10 @@
 //! push its long lines past the text column. This removes, from each `rust`
 //! and `go` block, the indentation its visible lines share. A hidden Rust
 //! line (`# …`, which `rustdoc_include` makes of every line outside the
-//! anchor) loses the same indentation where it has it, so the whole program
-//! behind the eye icon keeps its nesting, shifted as one.
+//! anchor) keeps its own, and the block's fence gets the class `dedent-N`,
+//! N the columns removed: when the eye icon reveals the hidden lines,
+//! `theme/reveal.js` gives the shown lines their N columns back, so the
+//! whole program reads at its true indentation.
 //!
 //! In a Go block it also writes each `// want` comment of the analyzer's
 //! testdata (chapter 10) as the reader will meet it: a report as
@@ -52,6 +54,7 @@ pub fn code_blocks(markdown: &str) -> String {
     // The open fence (its character, its length, whether its lines are Rust)
     // and the block's lines so far.
     let mut open: Option<(char, usize, bool)> = None;
+    let mut fence = "";
     let mut block: Vec<&str> = Vec::new();
     for line in markdown.split_inclusive('\n') {
         let trimmed = line.trim_start();
@@ -66,6 +69,9 @@ pub fn code_blocks(markdown: &str) -> String {
                         let lang = trimmed[len..].trim().split([',', ' ', '\t']).next().unwrap_or_default();
                         if lang == "rust" || lang == "go" {
                             open = Some((c, len, lang == "rust"));
+                            // Written when the block closes, with its class.
+                            fence = line;
+                            continue;
                         }
                     }
                 }
@@ -75,11 +81,14 @@ pub fn code_blocks(markdown: &str) -> String {
                 let closing = trimmed.trim_end();
                 if indent <= 3 && closing.len() >= len && closing.chars().all(|x| x == c) {
                     if rust {
-                        out.push_str(&dedent(&block, true));
+                        let (code, removed) = dedent(&block, true);
+                        out.push_str(&with_dedent_class(fence, removed, &block));
+                        out.push_str(&code);
                     } else {
                         let shown: Vec<String> = block.iter().map(|l| want_as_shown(l)).collect();
                         let shown: Vec<&str> = shown.iter().map(String::as_str).collect();
-                        out.push_str(&dedent(&shown, false));
+                        out.push_str(fence);
+                        out.push_str(&dedent(&shown, false).0);
                     }
                     out.push_str(line);
                     block.clear();
@@ -91,8 +100,23 @@ pub fn code_blocks(markdown: &str) -> String {
         }
     }
     // A block never closed runs to the end of the chapter, as in CommonMark.
-    out.push_str(&dedent(&block, open.is_some_and(|(_, _, rust)| rust)));
+    if open.is_some() {
+        out.push_str(fence);
+        out.push_str(&dedent(&block, open.is_some_and(|(_, _, rust)| rust)).0);
+    }
     out
+}
+
+/// The opening fence of a Rust block, with `dedent-N` added to its info
+/// string when its shown lines lost N columns (spaces) and it has hidden
+/// lines to reveal.
+fn with_dedent_class(fence: &str, removed: &str, block: &[&str]) -> String {
+    let has_hidden = block.iter().any(|l| hidden(l.trim_end_matches(['\n', '\r'])).is_some());
+    if removed.is_empty() || !has_hidden || removed.bytes().any(|b| b != b' ') {
+        return fence.to_owned();
+    }
+    let body = fence.trim_end_matches(['\n', '\r']);
+    format!("{body},dedent-{}{}", removed.len(), &fence[body.len()..])
 }
 
 /// A Go line with its `// want` comment, if any, as the page shows it.
@@ -167,8 +191,9 @@ fn hidden(body: &str) -> Option<(&str, &str)> {
 }
 
 /// The lines of one block without the leading whitespace that all its
-/// visible, non-blank lines share.
-fn dedent(lines: &[&str], rust: bool) -> String {
+/// visible, non-blank lines share, and that whitespace. Hidden Rust lines
+/// keep theirs.
+fn dedent<'a>(lines: &[&'a str], rust: bool) -> (String, &'a str) {
     let bodies: Vec<&str> = lines.iter().map(|l| l.trim_end_matches(['\n', '\r'])).collect();
     let visible = |body: &str| !body.trim().is_empty() && (!rust || hidden(body).is_none());
     let mut shared: Option<&str> = None;
@@ -186,21 +211,16 @@ fn dedent(lines: &[&str], rust: bool) -> String {
     let mut out = String::new();
     for (line, body) in lines.iter().zip(&bodies) {
         let newline = &line[body.len()..];
-        if shared.is_empty() {
+        if shared.is_empty() || (rust && hidden(body).is_some()) {
             out.push_str(line);
             continue;
         }
-        match hidden(body).filter(|_| rust) {
-            Some((marker, text)) => {
-                out.push_str(marker);
-                out.push_str(text.strip_prefix(shared).unwrap_or(text));
-            }
-            None if body.trim().is_empty() => {}
-            None => out.push_str(body.strip_prefix(shared).unwrap_or(body)),
+        if !body.trim().is_empty() {
+            out.push_str(body.strip_prefix(shared).unwrap_or(body));
         }
         out.push_str(newline);
     }
-    out
+    (out, shared)
 }
 
 #[cfg(test)]
@@ -213,8 +233,8 @@ mod tests {
                   if q > 0 {\n        println!(\"{q}\");\n\n    }\n#     drop(q);\n# }\n```\n";
         assert_eq!(
             code_blocks(md),
-            "Text\n\n```rust,noplayground\n# extern crate tokio;\n# fn main() {\n# let q = 1;\n\
-             if q > 0 {\n    println!(\"{q}\");\n\n}\n# drop(q);\n# }\n```\n"
+            "Text\n\n```rust,noplayground,dedent-4\n# extern crate tokio;\n# fn main() {\n#     let q = 1;\n\
+             if q > 0 {\n    println!(\"{q}\");\n\n}\n#     drop(q);\n# }\n```\n"
         );
     }
 

@@ -55,21 +55,36 @@ async fn arm(outcome: Outcome) -> (Vec<String>, usize) {
     (calls, limiter.num_requeues(&KEY))
 }
 
+/// A recorded call as a Go reader writes it: `add_after 30s` is
+/// `AddAfter 30s`. The table speaks Go, the language of the reconciler.
+fn go_name(call: &str) -> String {
+    let (name, rest) = call.split_once(' ').map_or((call, ""), |(n, r)| (n, r));
+    let camel: String = name
+        .split('_')
+        .map(|w| {
+            let mut c = w.chars();
+            c.next()
+                .map_or(String::new(), |f| f.to_uppercase().chain(c).collect())
+        })
+        .collect();
+    if rest.is_empty() { camel } else { format!("{camel} {rest}") }
+}
+
 #[tokio::main(flavor = "current_thread", start_paused = true)]
 async fn main() {
     std::panic::set_hook(Box::new(|_| {})); // the panicking arm is recovered; keep stderr quiet
 
     // ANCHOR: switch
     let arms: [(&str, Outcome); 6] = [
-        ("Ok(done)", || Ok(ReconcileResult::done())),
-        ("Ok(requeue_after 30s)", || {
+        ("Result{}, nil", || Ok(ReconcileResult::done())),
+        ("{RequeueAfter: 30s}, nil", || {
             Ok(ReconcileResult::requeue_after(Duration::from_secs(30)))
         }),
-        ("Ok(requeue: true)", || {
+        ("{Requeue: true}, nil", || {
             Ok(ReconcileResult { requeue: true, ..ReconcileResult::default() })
         }),
-        ("Err(any error)", || Err(anyhow!("connection refused"))),
-        ("Err(TerminalError)", || {
+        ("{}, err", || Err(anyhow!("connection refused"))),
+        ("{}, TerminalError(err)", || {
             Err(terminal_error(anyhow!("spec.replicas must be >= 0")))
         }),
         ("panic, RecoverPanic on", || panic!("nil map")),
@@ -78,12 +93,13 @@ async fn main() {
         "THE SWITCH: what happens after Reconcile returns (the key had failed twice)"
     );
     println!(
-        "{:<24}{:<38}failures after",
+        "{:<26}{:<38}failures after",
         "reconcile returned", "queue calls, in order"
     );
     for (name, outcome) in arms {
         let (calls, failures) = arm(outcome).await;
-        println!("{name:<24}{:<38}{failures}", calls.join(", "));
+        let calls: Vec<String> = calls.iter().map(|c| go_name(c)).collect();
+        println!("{name:<26}{:<38}{failures}", calls.join(", "));
     }
     // ANCHOR_END: switch
 

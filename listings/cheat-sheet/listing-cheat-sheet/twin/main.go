@@ -98,6 +98,22 @@ func arm(name string, out outcome) ([]string, int) {
 	return calls, failures
 }
 
+// goName writes a recorded call as Go does: "add_after 30s" is
+// "AddAfter 30s". The trace names calls as the Rust port does.
+func goName(call string) string {
+	name, rest, _ := strings.Cut(call, " ")
+	var b strings.Builder
+	for _, w := range strings.Split(name, "_") {
+		if w != "" {
+			b.WriteString(strings.ToUpper(w[:1]) + w[1:])
+		}
+	}
+	if rest == "" {
+		return b.String()
+	}
+	return b.String() + " " + rest
+}
+
 func main() {
 	// Keep stdout for the tables: the controller logs every error, and the
 	// panic handler logs through klog.
@@ -107,26 +123,29 @@ func main() {
 		name string
 		out  outcome
 	}{
-		{"Ok(done)", func() (reconcile.Result, error) { return reconcile.Result{}, nil }},
-		{"Ok(requeue_after 30s)", func() (reconcile.Result, error) {
+		{"Result{}, nil", func() (reconcile.Result, error) { return reconcile.Result{}, nil }},
+		{"{RequeueAfter: 30s}, nil", func() (reconcile.Result, error) {
 			return reconcile.Result{RequeueAfter: 30 * time.Second}, nil
 		}},
-		{"Ok(requeue: true)", func() (reconcile.Result, error) {
+		{"{Requeue: true}, nil", func() (reconcile.Result, error) {
 			return reconcile.Result{Requeue: true}, nil //nolint:staticcheck // the deprecated field is the point
 		}},
-		{"Err(any error)", func() (reconcile.Result, error) {
+		{"{}, err", func() (reconcile.Result, error) {
 			return reconcile.Result{}, errors.New("connection refused")
 		}},
-		{"Err(TerminalError)", func() (reconcile.Result, error) {
+		{"{}, TerminalError(err)", func() (reconcile.Result, error) {
 			return reconcile.Result{}, reconcile.TerminalError(errors.New("spec.replicas must be >= 0"))
 		}},
 		{"panic, RecoverPanic on", func() (reconcile.Result, error) { panic("nil map") }},
 	}
 	fmt.Println("THE SWITCH: what happens after Reconcile returns (the key had failed twice)")
-	fmt.Printf("%-24s%-38s%s\n", "reconcile returned", "queue calls, in order", "failures after")
+	fmt.Printf("%-26s%-38s%s\n", "reconcile returned", "queue calls, in order", "failures after")
 	for i, a := range arms {
 		calls, failures := arm(fmt.Sprintf("arm-%d", i+1), a.out)
-		fmt.Printf("%-24s%-38s%d\n", a.name, strings.Join(calls, ", "), failures)
+		for i, c := range calls {
+			calls[i] = goName(c)
+		}
+		fmt.Printf("%-26s%-38s%d\n", a.name, strings.Join(calls, ", "), failures)
 	}
 
 	fmt.Println()

@@ -705,11 +705,12 @@ async function checkRevealed(name, page) {
   const sources = hiddenBlocksOf(name);
   const revealed = await page.evaluate(async () => {
     const codes = Array.from(document.querySelectorAll('main pre code')).filter(c => c.querySelector('.boring'));
-    const buttons = codes.map(c => c.parentElement.querySelector('.buttons button'));
-    buttons.forEach(b => b && b.title === 'Show hidden lines' && b.click());
+    // mdBook's eye icon (the copy button sits beside it in `.buttons`).
+    const eye = c => c.parentElement.querySelector('button[title="Show hidden lines"], button[title="Hide lines"]');
+    codes.forEach(c => eye(c)?.title === 'Show hidden lines' && eye(c).click());
     await new Promise(resolve => setTimeout(resolve, 0));
     const texts = codes.map(c => c.textContent);
-    buttons.forEach(b => b && b.title === 'Hide lines' && b.click());
+    codes.forEach(c => eye(c)?.title === 'Hide lines' && eye(c).click());
     await new Promise(resolve => setTimeout(resolve, 0));
     const restored = codes.every(c => c.classList.contains('hide-boring') && !c.querySelector('.reindent'));
     return { texts, restored };

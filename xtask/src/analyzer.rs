@@ -15,7 +15,7 @@
 //!    be caught;
 //! 4. its cost over the Kubernetes packages, measured on every run: `go vet
 //!    -vettool=vet-workqueuedone` against plain `go vet`, at most 1.3 times
-//!    its wall time with no analysis cached and 1.5 times run again (see
+//!    its wall time with no analysis cached and 1.3 times run again (see
 //!    [`COST_TARGETS`]), and the analysis alone at most 1.5 times that of go
 //!    vet's own analyzers;
 //!    `cost.txt` is the blessed run's measurement, with its date and machine.
@@ -36,14 +36,15 @@ use crate::{Result, root, run};
 /// Cold is held to 1.3, not the 1.2 it was meant to meet: it measured 1.03
 /// on a quiet machine but 1.16 in two clean-clone CI runs, where the rest
 /// of the suite has filled the page cache, too near 1.2 to gate on.
-/// Warm is held to 1.5, not the 1.1 it was meant to meet, which runs here
-/// missed (1.10 to 1.34, the median of nine each). A warm run is the go
-/// command checking its cache, and no tool runs; part of the difference is
-/// that it hashes every package's vet output, which x/tools' unitchecker
-/// makes larger from v0.50.0 on by writing the package's types into it
-/// (the vet built into Go does not), but a build with v0.49.0 still
-/// measured 1.18 (the median of six), so that is not all of it.
-const COST_TARGETS: [(&str, f64); 3] = [("cold ratio", 1.3), ("warm ratio", 1.5), ("analysis ratio", 1.5)];
+/// Warm is held to 1.3, not the 1.1 it was meant to meet. The warm runs
+/// cover only the packages with no report (go vet caches no failed result,
+/// so a package with a report is analyzed again on every run); before they
+/// left those out they measured 1.10 to 1.34, and since, 1.10 (2026-12-07).
+/// What is left is the go command hashing every dependency's vet output on
+/// each run, which x/tools' unitchecker makes larger from v0.50.0 on by
+/// writing the package's types into it (the vet built into Go does not),
+/// and 1.10 is too near 1.1 to gate on in a shared machine's noise.
+const COST_TARGETS: [(&str, f64); 3] = [("cold ratio", 1.3), ("warm ratio", 1.3), ("analysis ratio", 1.5)];
 
 fn go(dir: &Path) -> Command {
     let mut cmd = Command::new("go");
@@ -363,8 +364,8 @@ mod tests {
                     analysis ratio    0.28\n";
         assert_eq!(cost_ratio(cost, "cold ratio"), Some(1.04));
         assert_eq!(cost_ratio(cost, "analysis ratio"), Some(0.28));
-        assert_eq!(over_target(cost).as_deref(), Some("has a warm ratio of 1.52, over the target of 1.5"));
-        assert_eq!(over_target(&cost.replace("1.52", "1.34")), None);
+        assert_eq!(over_target(cost).as_deref(), Some("has a warm ratio of 1.52, over the target of 1.3"));
+        assert_eq!(over_target(&cost.replace("1.52", "1.24")), None);
         assert_eq!(over_target("no ratio here\n").as_deref(), Some("has no `cold ratio` line"));
     }
 }

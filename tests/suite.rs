@@ -30,6 +30,10 @@ const REAL_TIME: &[&str] = &[
     "listings/cluster-support/",
     "listings/internal/apiserver/",
     "listings/internal/cluster/",
+    // Listing 10-8: Kubernetes's PVC protection controller on the real
+    // control plane; it polls observed state, and scrapes twice, two
+    // seconds apart, to see the stall gauges grow.
+    "listings/workqueuedone/corpus/pvcleak/",
     // A port of controller-runtime's BenchmarkAddLockContended, whose workers
     // sleep 1 ms per item as upstream's do: a benchmark measures wall-clock
     // time, and `cargo xtask perf` runs it beside upstream's own.

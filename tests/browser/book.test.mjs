@@ -708,10 +708,12 @@ async function checkRevealed(name, page) {
     // mdBook's eye icon (the copy button sits beside it in `.buttons`).
     const eye = c => c.parentElement.querySelector('button[title="Show hidden lines"], button[title="Hide lines"]');
     codes.forEach(c => eye(c)?.title === 'Show hidden lines' && eye(c).click());
-    await new Promise(resolve => setTimeout(resolve, 0));
+    // reveal.js answers the class change in a mutation observer, a microtask
+    // queued by the click, which runs before this await resumes.
+    await Promise.resolve();
     const texts = codes.map(c => c.textContent);
     codes.forEach(c => eye(c)?.title === 'Hide lines' && eye(c).click());
-    await new Promise(resolve => setTimeout(resolve, 0));
+    await Promise.resolve();
     const restored = codes.every(c => c.classList.contains('hide-boring') && !c.querySelector('.reindent'));
     return { texts, restored };
   });

@@ -433,15 +433,41 @@ fn book_test(args: &[String]) -> Result {
     let mdbook = mdbook()?;
     let lib_dir = book_lib()?;
     let mut test = Command::new(mdbook);
-    test.current_dir(root()).arg("test").arg("-L").arg(&lib_dir).args(args).env(BOOK_LIB_ENV, &lib_dir);
+    test.current_dir(root()).arg("test").arg("-L").arg(lib_dir.path()).args(args).env(BOOK_LIB_ENV, lib_dir.path());
     run(test, "mdbook test (every Rust block of every chapter)")
+}
+
+/// A directory of this process's own under `target/<kind>/`, removed when
+/// dropped. Two `mdbook test` runs at once (the book's tests start two) must
+/// not share one: each empties its directory first, which pulled the other's
+/// libraries and working directory from under its rustdoc.
+struct Scratch(PathBuf);
+
+impl Scratch {
+    fn new(kind: &str) -> Result<Scratch> {
+        let dir = root().join("target").join(kind).join(std::process::id().to_string());
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+        Ok(Scratch(dir))
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
 }
 
 /// Builds the crates the chapters' blocks use (`cargo build --locked --lib
 /// -p forget-is-not-delete` for this machine's target) and copies their
-/// libraries into `target/book-lib`, which it returns: the one directory
-/// rustdoc needs with `-L`. Cargo's own messages go to stderr.
-fn book_lib() -> Result<PathBuf> {
+/// libraries into a directory of this process's own under `target/book-lib/`,
+/// which it returns: the one directory rustdoc needs with `-L`. Cargo's own
+/// messages go to stderr.
+fn book_lib() -> Result<Scratch> {
     let host = host_triple()?;
     let out = cargo()
         .args(["build", "--locked", "--lib", "-p", "forget-is-not-delete", "--target", &host])
@@ -452,9 +478,7 @@ fn book_lib() -> Result<PathBuf> {
     if !out.status.success() {
         return Err("building the book's dependencies failed".to_owned());
     }
-    let lib_dir = root().join("target/book-lib");
-    let _ = fs::remove_dir_all(&lib_dir);
-    fs::create_dir_all(&lib_dir).map_err(|e| e.to_string())?;
+    let lib_dir = Scratch::new("book-lib")?;
     let target_dir = root().join("target").join(&host);
     let mut copied = 0;
     for line in String::from_utf8_lossy(&out.stdout).lines() {
@@ -467,7 +491,7 @@ fn book_lib() -> Result<PathBuf> {
             let is_proc_macro = file.ends_with(".so") || file.ends_with(".dylib") || file.ends_with(".dll");
             if (is_lib && path.starts_with(&target_dir)) || is_proc_macro {
                 let name = path.file_name().expect("an artifact has a file name");
-                fs::copy(&path, lib_dir.join(name)).map_err(|e| format!("copying {file}: {e}"))?;
+                fs::copy(&path, lib_dir.path().join(name)).map_err(|e| format!("copying {file}: {e}"))?;
                 copied += 1;
             }
         }
@@ -544,9 +568,8 @@ fn test_blocks_here(book: &str, chapter: Option<&str>) -> Result<String> {
     let value = json::parse(book)?;
     let mut chapters = Vec::new();
     chapters_of(&value, &mut chapters);
-    let work = root().join("target/book-test");
-    let _ = fs::remove_dir_all(&work);
-    fs::create_dir_all(&work).map_err(|e| format!("creating {}: {e}", work.display()))?;
+    let work = Scratch::new("book-test")?;
+    let work = work.path();
     let edition = book_edition();
     let (mut blocks, mut failures) = (0usize, Vec::new());
     for (name, path, content) in &chapters {
@@ -559,7 +582,7 @@ fn test_blocks_here(book: &str, chapter: Option<&str>) -> Result<String> {
         }
         fs::write(&file, content).map_err(|e| format!("writing {}: {e}", file.display()))?;
         let mut rustdoc = Command::new("rustdoc");
-        rustdoc.current_dir(&work).arg(path).arg("--test").arg("-L").arg(&lib_dir);
+        rustdoc.current_dir(work).arg(path).arg("--test").arg("-L").arg(lib_dir.path());
         if let Some(edition) = &edition {
             rustdoc.args(["--edition", edition]);
         }

@@ -357,6 +357,46 @@ fn listings_of(markdown: &str) -> Vec<(String, String)> {
 /// The page that shows its listing without a caption.
 const CHEAT_SHEET: &str = "cheat-sheet.md";
 
+/// A command that runs a listing with a Go twin is never typed in the prose:
+/// `{{#run listing-NN-MM}}` writes both and the page shows the reader's
+/// language (xtask/src/run_lines.rs). Outside code blocks, no chapter names
+/// `cargo run -p` of such a listing, or a `go run`/`go test` of a twin.
+#[test]
+fn a_listing_with_a_twin_is_run_through_the_run_directive() {
+    let mut problems = Vec::new();
+    for (name, markdown) in chapters() {
+        let mut in_fence = false;
+        for (n, line) in markdown.lines().enumerate() {
+            if line.trim_start().starts_with("```") {
+                in_fence = !in_fence;
+            }
+            if in_fence || line.starts_with("<span class=\"caption\">") {
+                continue;
+            }
+            for (at, _) in line.match_indices("cargo run -p listing-") {
+                let listing: String = line[at + "cargo run -p ".len()..]
+                    .chars()
+                    .take_while(|c| c.is_ascii_alphanumeric() || *c == '-')
+                    .collect();
+                let twinned = fs::read_dir(root().join("listings"))
+                    .unwrap()
+                    .filter_map(|e| e.ok())
+                    .any(|chapter| chapter.path().join(&listing).join("twin").is_dir());
+                if twinned {
+                    problems.push(format!("{name}:{}: `cargo run -p {listing}` typed by hand; {listing} has a Go twin, so write {{{{#run {listing}}}}}", n + 1));
+                }
+            }
+            if line.contains("/twin`") || line.contains("/twin test`") {
+                problems.push(format!(
+                    "{name}:{}: a twin's command typed by hand; write {{{{#run listing-NN-MM}}}}: {line}",
+                    n + 1
+                ));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "\n{}", problems.join("\n"));
+}
+
 /// Every listing has one caption, `<span class="caption">Listing N-M: ...`,
 /// in the chapter that shows it, and the captions come in numeric order. A
 /// listing with both a Rust crate and a Go twin shows some of the twin's lines
@@ -439,8 +479,25 @@ fn a_fragment_after_its_listings_caption_is_marked_continued() {
                 None => named.iter().any(|file| included.split([':', '}']).next() == Some(*file)),
             };
             let mut label_seen = false;
+            // A hidden Rust line (`# extern crate …`) is no heading.
+            let mut in_fence = false;
+            // A Go twin right after its Rust block is one fragment with it,
+            // under the same label (the two are tabs on the page).
+            let mut in_twin = false;
             for later in &lines[i + 1..] {
-                if later.starts_with("<span class=\"caption\">") || later.starts_with('#') {
+                if later.starts_with("```") {
+                    in_fence = !in_fence;
+                }
+                if !in_fence && later.starts_with("<div class=\"twin\"") {
+                    in_twin = true;
+                }
+                if !in_fence && later.starts_with("</div>") {
+                    in_twin = false;
+                }
+                if in_twin {
+                    continue;
+                }
+                if !in_fence && (later.starts_with("<span class=\"caption\">") || later.starts_with('#')) {
                     break;
                 }
                 if *later == format!("<p class=\"continued\">Listing {number}, continued</p>") {

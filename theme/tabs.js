@@ -8,7 +8,10 @@
 // one after the other. With it, each pair becomes two tabs, "Rust" and "Go",
 // and one choice holds for the whole book: picking Go on one listing shows
 // Go on every listing, on every page, and on the next visit (localStorage).
-// Rust is the default. Which panel shows is a CSS matter under
+// Rust is the default until the reader answers the question a first visit
+// asks at the top of a page with code or commands in both languages. The
+// same choice picks the command of every "Run it with" line (the `{{#run}}`
+// directive's spans). Which panel or command shows is a CSS matter under
 // `@media screen` (theme/tabs.css), so printing a page prints both.
 (function () {
     'use strict';
@@ -18,13 +21,18 @@
     var NAMES = { rust: 'Rust', go: 'Go' };
     var DEFAULT = 'rust';
 
-    function stored() {
+    // The reader's choice, or null before they made one.
+    function chosen() {
         try {
             var value = window.localStorage.getItem(KEY);
-            return LANGUAGES.indexOf(value) >= 0 ? value : DEFAULT;
+            return LANGUAGES.indexOf(value) >= 0 ? value : null;
         } catch (e) {
-            return DEFAULT; // storage disabled: the default, every time
+            return null; // storage disabled: the default, every time
         }
+    }
+
+    function stored() {
+        return chosen() || DEFAULT;
     }
 
     function store(language) {
@@ -137,22 +145,58 @@
         });
     }
 
-    // Every group above the clicked one changes height too; the tab the
-    // reader clicked stays where it was on the screen.
+    // Every group above the clicked one changes height too, and the
+    // question goes; the tab the reader clicked stays where it was on the
+    // screen.
     function choose(language, tab) {
         if (LANGUAGES.indexOf(language) < 0) return;
         var top = tab ? tab.getBoundingClientRect().top : 0;
         show(language);
         store(language);
+        unask();
         if (tab) window.scrollBy(0, tab.getBoundingClientRect().top - top);
+    }
+
+    var question = null;
+
+    // Asked once, on the first page that has something to choose, and on
+    // every such page until answered (a tab's click answers it too). Not
+    // modal: the book reads in Rust until the reader says otherwise.
+    function ask(main) {
+        question = document.createElement('div');
+        question.className = 'language-question';
+        question.setAttribute('role', 'group');
+        question.setAttribute('aria-label', 'Your language');
+        var text = document.createElement('p');
+        text.textContent = 'Which do you write your controllers in? Each listing with a Go twin ' +
+            'shows, and runs with, the language you pick; the tabs above a listing change it later.';
+        question.appendChild(text);
+        ['go', 'rust'].forEach(function (language) {
+            var button = document.createElement('button');
+            button.type = 'button';
+            button.setAttribute('data-lang', language);
+            button.textContent = NAMES[language];
+            button.addEventListener('click', function () { choose(language, null); });
+            question.appendChild(button);
+        });
+        main.insertBefore(question, main.firstChild);
+    }
+
+    function unask() {
+        if (question && question.parentNode) question.parentNode.removeChild(question);
+        question = null;
     }
 
     var twins = document.querySelectorAll('main div.twin[data-lang]');
     for (var i = 0; i < twins.length; i++) build(twins[i], i + 1);
     show(stored());
+    var main = document.querySelector('main');
+    if (main && chosen() === null && main.querySelector('.lang-tabs, .run-line')) ask(main);
 
     // A choice made in another window of the book applies here too.
     window.addEventListener('storage', function (event) {
-        if (event.key === KEY) show(stored());
+        if (event.key !== KEY) return;
+        show(stored());
+        if (chosen() !== null) unask();
     });
 })();

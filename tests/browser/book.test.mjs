@@ -422,7 +422,60 @@ function checkTabs(name, states, twins, lang, when) {
   });
 }
 
+/** What the page's "Run it with" commands show (the `{{#run}}` directive's
+ * spans, xtask/src/run_lines.rs), in page order. */
+async function runLines(page) {
+  return page.evaluate(() => Array.from(document.querySelectorAll('main .run-line')).map(line => {
+    const seen = el => el.getClientRects().length > 0 && el.checkVisibility({ checkVisibilityCSS: true });
+    const paragraph = line.closest('p, li, td') || line;
+    return {
+      twinned: line.classList.contains('twinned'),
+      oneSide: line.classList.contains('one-side'),
+      commands: Array.from(line.querySelectorAll(':scope > .run'), r => ({ lang: r.dataset.lang, text: r.textContent, shown: seen(r) })),
+      notes: Array.from(line.querySelectorAll(':scope > .run-note'), n => ({ lang: n.dataset.lang, shown: seen(n) })),
+      or: Array.from(line.querySelectorAll(':scope > .run-or'), o => seen(o)),
+      paragraph: paragraph.innerText.replace(/\s+/g, ' ').trim(),
+    };
+  }));
+}
+
+/** With `lang` chosen, every command that runs a listing with a Go twin is
+ * shown in `lang` only, with no "or" and nothing of the other language in
+ * its sentence; a listing in one language is run in it and says so to the
+ * other language's reader; a line about one side's own output shows that
+ * side's command whatever the choice. `printed` (no script, or paper): every
+ * command shows, the two of a twin joined by "or, for the Go twin". */
+function checkRunLines(name, lines, lang, when, printed = false) {
+  const other = { rust: /\bcargo run\b/, go: /\bgo (-C \S+ )?(run|test)\b/ };
+  lines.forEach((l, i) => {
+    const what = `"Run it with" line #${i + 1} (${l.commands.map(c => c.text).join(' | ')}), ${when}`;
+    if (printed) {
+      check(name, l.commands.every(c => c.shown) && l.or.every(Boolean), `${what}: a command or its "or" is hidden`);
+      return;
+    }
+    if (l.oneSide) {
+      check(name, l.commands.length === 1 && l.commands[0].shown, `${what}: a side's own command is not shown`);
+    } else if (l.twinned) {
+      const shown = l.commands.filter(c => c.shown).map(c => c.lang);
+      check(name, shown.length === 1 && shown[0] === lang, `${what}: shows ${shown.join(' and ') || 'nothing'}, want ${lang} only`);
+      check(name, l.or.every(o => !o), `${what}: the "or, for the Go twin" shows beside one command`);
+      const foreign = lang === 'go' ? other.rust : other.go;
+      check(name, !foreign.test(l.paragraph), `${what}: its sentence names the other language's command: "${l.paragraph.slice(0, 160)}"`);
+    } else {
+      check(name, l.commands.length === 1 && l.commands[0].shown, `${what}: the one command is not shown`);
+      const own = l.commands[0]?.lang;
+      for (const n of l.notes) {
+        check(name, n.shown === (n.lang === lang && own !== lang), `${what}: its "${own === 'rust' ? 'Rust' : 'Go'} only" note is ${n.shown ? 'shown' : 'hidden'} to a ${lang} reader`);
+      }
+    }
+  });
+}
+
 /** The reader's language, as the page stored it. */
+const questionShown = page => page.evaluate(() => {
+  const q = document.querySelector('main .language-question');
+  return !!q && q.checkVisibility({ checkVisibilityCSS: true });
+});
 const storedLanguage = page => page.evaluate(() => window.localStorage.getItem('forget-is-not-delete.language'));
 
 /** Picks `lang` on the page's `index`th pair (by clicking its tab) and
@@ -488,17 +541,22 @@ async function checkCaptionsAndTwins(name, page) {
   // Rust or Go.
   const twins = twinsOf(name);
   let states = await tabStates(page);
+  const runs = await runLines(page);
+  const opened = tabsExpected === 'rust' ? 'on a fresh profile' : 'as the page before left it';
+  checkRunLines(name, runs, tabsExpected, opened);
   if (states.length || twins.length) {
-    checkTabs(name, states, twins, tabsExpected, tabsExpected === 'rust' ? 'on a fresh profile' : 'as the page before left it');
+    checkTabs(name, states, twins, tabsExpected, opened);
     const other = tabsExpected === 'rust' ? 'go' : 'rust';
     if (states.length && states.every(s => s.grouped)) {
       // Clicked on the last pair: every pair switches, not just that one.
       states = await chooseLanguage(page, other, states.length - 1);
       checkTabs(name, states, twins, other, `after a click on the ${other} tab of the last pair`);
+      checkRunLines(name, await runLines(page), other, `after a click on the ${other} tab of the last pair`);
       check(name, await storedLanguage(page) === other, `the choice of ${other} is not stored (localStorage)`);
       if (other !== 'go') {
         states = await chooseLanguage(page, 'go', 0);
         checkTabs(name, states, twins, 'go', 'after a click on the Go tab of the first pair');
+        checkRunLines(name, await runLines(page), 'go', 'after a click on the Go tab of the first pair');
       }
       if (!tabsReloaded) {
         tabsReloaded = true;
@@ -524,7 +582,7 @@ async function checkCaptionsAndTwins(name, page) {
     });
     check(name, shown, `folded output #${i + 1} shows no code after its summary is clicked`);
   }
-  return { captions: captions.length, twins: states.length, outputs: count, downloads: downloads.length };
+  return { captions: captions.length, twins: states.length, runs: runs.length, outputs: count, downloads: downloads.length };
 }
 
 /** Rust or Go where the main run cannot look: a fresh profile opens on Rust
@@ -555,6 +613,7 @@ async function checkTabsElsewhere(browser, origin) {
     const { page } = await open(fresh, origin, TABS_PAGE);
     checkTabs(name, await tabStates(page), twins, 'rust', 'on a fresh profile');
     check(name, await storedLanguage(page) === null, 'a choice is stored before the reader made one');
+    check(name, await questionShown(page), 'a fresh profile is not asked which language it writes');
     await shoot(page, 1280, 'rust');
     // The keyboard: the selected tab is the list's one tab stop; the arrow
     // keys move to the other tab and choose it (and do not turn the page,
@@ -565,6 +624,7 @@ async function checkTabsElsewhere(browser, origin) {
     checkTabs(name, await tabStates(page), twins, 'go', 'after ArrowRight on the Rust tab');
     check(name, await page.evaluate(() => document.activeElement?.getAttribute('data-lang') === 'go' && document.activeElement.getAttribute('role') === 'tab'), 'ArrowRight on the Rust tab does not move the focus to the Go tab');
     check(name, await storedLanguage(page) === 'go', 'the choice of Go by keyboard is not stored');
+    check(name, !(await questionShown(page)), 'the language question stays after the reader chose on a tab');
     await shoot(page, 1280, 'go');
     await page.keyboard.press('ArrowLeft');
     checkTabs(name, await tabStates(page), twins, 'rust', 'after ArrowLeft on the Go tab');
@@ -577,6 +637,7 @@ async function checkTabsElsewhere(browser, origin) {
       check(name, s.grouped && s.panels.rust?.shown && s.panels.go?.shown, `${what}, printed: the Rust and the Go code do not both show`);
     });
     check(name, await page.evaluate(() => Array.from(document.querySelectorAll('main [role="tablist"]')).every(l => !l.checkVisibility())), 'printed: the tabs show on paper');
+    checkRunLines(name, await runLines(page), 'go', 'printed', true);
     // Nothing scrolls on paper: a box that could scroll has its scroll bar
     // painted down the page by Chromium's print, over the ends of lines.
     const scrollers = await page.evaluate(() => [document.documentElement, document.body, ...document.body.querySelectorAll('*')]
@@ -588,6 +649,28 @@ async function checkTabsElsewhere(browser, origin) {
     await page.close();
   } finally {
     await fresh.close();
+  }
+
+  // The first visit's question, answered: Go everywhere, on this page and
+  // after a reload, and never asked again.
+  const asked = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  try {
+    const answered = `${TABS_PAGE} (question answered Go)`;
+    const { page } = await open(asked, origin, TABS_PAGE);
+    check(answered, await questionShown(page), 'a fresh profile is not asked which language it writes');
+    checkRunLines(answered, await runLines(page), 'rust', 'before the question is answered');
+    await page.locator('main .language-question button[data-lang="go"]').click();
+    check(answered, await storedLanguage(page) === 'go', 'the answer Go is not stored');
+    check(answered, !(await questionShown(page)), 'the question stays after it was answered');
+    checkTabs(answered, await tabStates(page), twins, 'go', 'after answering Go');
+    checkRunLines(answered, await runLines(page), 'go', 'after answering Go');
+    await page.reload({ waitUntil: 'load' });
+    check(answered, !(await questionShown(page)), 'the question is asked again after a reload');
+    checkTabs(answered, await tabStates(page), twins, 'go', 'after answering Go and reloading');
+    checkRunLines(answered, await runLines(page), 'go', 'after answering Go and reloading');
+    await page.close();
+  } finally {
+    await asked.close();
   }
 
   // A phone's width: the tabs are there and switch the same way.
@@ -615,6 +698,9 @@ async function checkTabsElsewhere(browser, origin) {
       const what = twins[i]?.what ?? `pair #${i + 1}`;
       check(noJs, !s.grouped && s.twinShown && s.blockShown, `${what}: the block and its twin do not both show`);
     });
+    const runs = await runLines(page);
+    check(noJs, runs.some(l => l.twinned), 'no "Run it with" line of a listing with a twin on the page');
+    checkRunLines(noJs, runs, null, 'without JavaScript', true);
     await page.close();
   } finally {
     await plain.close();
@@ -1079,6 +1165,7 @@ async function main() {
         const folded = await checkCaptionsAndTwins(name, page);
         if (folded.captions) info.push(`${folded.captions} captions`);
         if (folded.twins) info.push(`${folded.twins} Rust/Go tab pairs`);
+        if (folded.runs) info.push(`${folded.runs} "Run it with" lines`);
         if (folded.outputs) info.push(`${folded.outputs} whole outputs unfolded`);
         if (folded.downloads) info.push(`${folded.downloads} download links`);
         const compared = await checkRevealed(name, page);

@@ -20,6 +20,9 @@
 //! expression's escapes removed, and a fact as `// fact Get: …`. The test
 //! files keep their `// want` comments; the page does not show the syntax.
 //!
+//! It also writes each `{{#run listing-NN-MM}}` as the commands that run
+//! the listing, in the reader's language ([`crate::run_lines`]).
+//!
 //! The HTML renderer runs it (so the PDF, printed from print.html, has it
 //! too), and the EPUB's preprocessor calls [`code_blocks`] itself. `mdbook
 //! test` and the expanded markdown that skeptic reads get the code as it is
@@ -43,7 +46,7 @@ pub fn preprocessor(args: &[String]) -> Result {
     let mut input = String::new();
     std::io::stdin().read_to_string(&mut input).map_err(|e| format!("reading the book from mdBook: {e}"))?;
     let book = json::second_element(&input).ok_or("mdBook sent no [context, book] array")?;
-    let book = json::rewrite_strings(book, "content", code_blocks);
+    let book = crate::run_lines::each_chapter(book, code_blocks)?;
     std::io::stdout().write_all(book.as_bytes()).map_err(|e| e.to_string())
 }
 

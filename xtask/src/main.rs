@@ -38,6 +38,7 @@ mod golangci;
 mod json;
 mod offline;
 mod perf;
+mod run_lines;
 
 use cache::{Inputs, Policy, cached};
 

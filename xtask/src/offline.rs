@@ -1189,7 +1189,7 @@ pub fn preprocessor(args: &[String]) -> Result {
     let mut input = String::new();
     std::io::stdin().read_to_string(&mut input).map_err(|e| format!("reading the book from mdBook: {e}"))?;
     let book = json::second_element(&input).ok_or("mdBook sent no [context, book] array")?;
-    let book = json::rewrite_strings(book, "content", for_epub);
+    let book = crate::run_lines::each_chapter(book, for_epub)?;
     std::io::stdout().write_all(book.as_bytes()).map_err(|e| e.to_string())
 }
 

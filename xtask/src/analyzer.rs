@@ -85,7 +85,7 @@ pub fn test() -> Result {
         .output()
         .map_err(|e| format!("go vet -vettool: cannot start: {e}"))?;
     let vet_err = String::from_utf8_lossy(&vet.stderr);
-    if vet.status.success() || !vet_err.contains("forget: q.Forget(item)") {
+    if vet.status.success() || !vet_err.contains("forget: q.Forget(key)") {
         return Err(format!(
             "go vet -vettool=vet-workqueuedone should fail on listing 5-1's twin with a forget: report; it said ({}):\n{vet_err}",
             vet.status

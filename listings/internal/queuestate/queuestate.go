@@ -1,7 +1,7 @@
 // Package queuestate reads what client-go's queue holds, in place: the FIFO
 // (what Get hands out next), the dirty set (what needs processing) and the
 // processing set (handed out, not yet done), and prints them as the table
-// rows of listings 4-2 and 5-3.
+// rows of listings 4-2 and 5-2.
 //
 // Why reflection: the three collections are unexported fields of
 // workqueue.Typed[T] (queue, dirty, processing), and client-go has no

@@ -1,17 +1,19 @@
 // Listing 5-1, Go twin: the silent stall.
 //
 // A worker that calls Forget but never Done leaves the item in the queue's
-// "processing" set forever. Every later Add only marks it dirty; the queue
+// "processing" set forever. Here it is the classic hand-written worker whose
+// error path forgets the key and returns before its Done. Every later Add only marks it dirty; the queue
 // holds it back until Done, which never comes. Nothing fails, nothing logs:
 // the object is simply never reconciled again.
 //
 // (controller-runtime's processNextWorkItem runs `defer c.Queue.Done(obj)`,
 // so its workers cannot make this mistake; a hand-written loop can.)
 //
-// Run from listings/: go run ./ch05-silent-stall/listing-05-01/twin
+// Run from the repository: go -C listings run ./ch05-silent-stall/listing-05-01/twin
 package main
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -27,14 +29,33 @@ func newQueue() workqueue.TypedRateLimitingInterface[string] {
 	)
 }
 
+// ANCHOR: worker
+// processNextWorkItem is a worker written by hand, with the bug this
+// chapter is about: when sync fails for good, it forgets the key (no retry
+// would help) and returns, and the Done at the end is never reached.
+func processNextWorkItem(q workqueue.TypedRateLimitingInterface[string], sync func(string) error) bool {
+	key, shutdown := q.Get()
+	if shutdown {
+		return false
+	}
+	if err := sync(key); err != nil {
+		fmt.Printf("   sync(%q) failed: %v; Forget, return without Done\n", key, err)
+		q.Forget(key)
+		return true // the bug: no q.Done(key) on this path
+	}
+	q.Forget(key)
+	q.Done(key)
+	return true
+}
+
+// ANCHOR_END: worker
+
 func main() {
 	// ANCHOR: healthy
 	fmt.Println("healthy: Get -> Forget -> Done")
 	q := newQueue()
 	q.Add("obj")
-	item, _ := q.Get()
-	q.Forget(item)
-	q.Done(item)
+	processNextWorkItem(q, func(string) error { return nil })
 	q.Add("obj")
 	fmt.Printf("   Add(\"obj\") again, then Get() returns %s\n", getWithTimeout(q))
 	q.ShutDown()
@@ -45,9 +66,7 @@ func main() {
 	fmt.Println("stall: Get -> Forget, Done never called")
 	q = newQueue()
 	q.Add("obj")
-	item, _ = q.Get()
-	q.Forget(item)
-	// The bug: no q.Done(item) here.
+	processNextWorkItem(q, func(string) error { return errors.New("spec.replicas must be >= 0") })
 	for range 100 {
 		q.Add("obj")
 	}

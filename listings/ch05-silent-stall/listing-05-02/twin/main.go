@@ -1,8 +1,8 @@
-// Listing 5-3, Go twin: the stall, collection by collection, read from the
+// Listing 5-2, Go twin: the stall, collection by collection, read from the
 // real client-go queue's state. Once Done is skipped, the key sits in the
 // processing set for good, and every new event only re-marks it dirty.
 //
-// Run from listings/: go run ./ch05-silent-stall/listing-05-03/twin
+// Run from the repository: go -C listings run ./ch05-silent-stall/listing-05-02/twin
 package main
 
 import (

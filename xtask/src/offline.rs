@@ -1131,10 +1131,12 @@ fn write_epub(epub: &Path) -> Result {
     let renderer = mdbook_epub()?;
     let dest = work_dir().join("epub");
     let _ = fs::remove_dir_all(&dest);
+    epub_cover()?;
     let xtask = env::current_exe().map_err(|e| format!("finding the xtask's own binary: {e}"))?;
     let output = format!(
-        r#"{{"epub":{{"command":{},"epub-version":3,"curly-quotes":true,"additional-css":["theme/listings.css","theme/epub.css"]}}}}"#,
-        json::quote(&shell_quote(&renderer.to_string_lossy()))
+        r#"{{"epub":{{"command":{},"epub-version":3,"curly-quotes":true,"cover-image":{},"additional-css":["theme/listings.css","theme/epub.css"]}}}}"#,
+        json::quote(&shell_quote(&renderer.to_string_lossy())),
+        json::quote(COVER)
     );
     let preprocessor = format!(
         r#"{{"epub-listings":{{"command":{},"renderers":["epub"],"after":["links"]}}}}"#,
@@ -1169,6 +1171,77 @@ fn write_epub(epub: &Path) -> Result {
     Ok(())
 }
 
+/// The cover image, relative to the book's root: mdbook-epub looks for it
+/// there and stores it in the EPUB under this same path.
+const COVER: &str = "target/offline/cover/cover.png";
+
+/// The cover's size in pixels: 2:3, as e-book stores ask for.
+const COVER_SIZE: (u32, u32) = (1600, 2400);
+
+/// Draws the EPUB's cover with headless Chromium: the title, what the book
+/// is, chapter 3's retry curve (the figure listing 3-3 prints, as committed)
+/// and the edition.
+fn epub_cover() -> Result<PathBuf> {
+    let edition = Edition::read()?;
+    let figure_path = root().join("listings/ch03-retry-curve/listing-03-03/output.svg");
+    let figure = fs::read_to_string(&figure_path).map_err(|e| format!("reading {}: {e}", figure_path.display()))?;
+    let (width, height) = COVER_SIZE;
+    let html = format!(
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><style>\n\
+         html, body {{ margin: 0; width: {width}px; height: {height}px; background: #1f2d3d; color: #fff; \
+         font-family: sans-serif; }}\n\
+         .cover {{ box-sizing: border-box; height: 100%; padding: 200px 140px 150px; display: flex; \
+         flex-direction: column; }}\n\
+         h1 {{ font-size: 150px; line-height: 1.05; margin: 0 0 60px; }}\n\
+         .what {{ font-size: 54px; line-height: 1.3; color: #d6e2ee; margin: 0 0 110px; }}\n\
+         .figure {{ align-self: center; background: #fff; border-radius: 24px; padding: 36px; }}\n\
+         .figure svg {{ display: block; width: 1120px; height: auto; }}\n\
+         .edition {{ margin-top: auto; font-size: 44px; color: #d6e2ee; }}\n\
+         </style></head><body><div class=\"cover\"><h1>{}</h1><p class=\"what\">{}</p>\
+         <div class=\"figure\">{figure}</div><p class=\"edition\">Edition of {}</p></div></body></html>\n",
+        escape(&book_title()?),
+        escape(&edition.description),
+        escape(&edition.date)
+    );
+    let dir = work_dir().join("cover");
+    let _ = fs::remove_dir_all(&dir);
+    fs::create_dir_all(&dir).map_err(|e| format!("creating {}: {e}", dir.display()))?;
+    let page = dir.join("cover.html");
+    fs::write(&page, html).map_err(|e| e.to_string())?;
+    let png = root().join(COVER);
+    let profile = dir.join("chromium-profile");
+    let out = Command::new(chromium()?)
+        .args(["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking"])
+        .args(["--hide-scrollbars", "--force-device-scale-factor=1"])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("--window-size={width},{height}"))
+        .arg(format!("--screenshot={}", png.display()))
+        .arg(format!("file://{}", page.display()))
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| format!("Chromium (drawing the EPUB's cover): {e}"))?;
+    let _ = fs::remove_dir_all(&profile);
+    match png_size(&png) {
+        Some(size) if size == COVER_SIZE => Ok(png),
+        other => Err(format!(
+            "drawing the EPUB's cover: Chromium wrote {} ({other:?}, want {width}x{height}); it said ({}):\n{}",
+            png.display(),
+            out.status,
+            String::from_utf8_lossy(&out.stderr)
+        )),
+    }
+}
+
+/// The width and height a PNG file's header gives, if it is a PNG.
+fn png_size(path: &Path) -> Option<(u32, u32)> {
+    let bytes = fs::read(path).ok()?;
+    if bytes.len() < 24 || &bytes[..8] != b"\x89PNG\r\n\x1a\n" || &bytes[12..16] != b"IHDR" {
+        return None;
+    }
+    let be = |at: usize| u32::from_be_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]]);
+    Some((be(16), be(20)))
+}
+
 fn shell_quote(word: &str) -> String {
     if word.chars().all(|c| c.is_ascii_alphanumeric() || "/._-+".contains(c)) {
         word.to_owned()
@@ -1189,7 +1262,14 @@ pub fn preprocessor(args: &[String]) -> Result {
     let mut input = String::new();
     std::io::stdin().read_to_string(&mut input).map_err(|e| format!("reading the book from mdBook: {e}"))?;
     let book = json::second_element(&input).ok_or("mdBook sent no [context, book] array")?;
-    let book = crate::run_lines::each_chapter(book, for_epub)?;
+    // The PDF's title page opens the first chapter: mdbook-epub writes a
+    // page per chapter and has no front matter of its own.
+    let title = title_page(&book_title()?, &Edition::read()?);
+    let first = std::cell::Cell::new(true);
+    let book = crate::run_lines::each_chapter(book, |markdown| {
+        let page = for_epub(markdown);
+        if first.replace(false) { format!("{title}\n{page}") } else { page }
+    })?;
     std::io::stdout().write_all(book.as_bytes()).map_err(|e| e.to_string())
 }
 
@@ -1207,12 +1287,80 @@ fn for_epub(markdown: &str) -> String {
     let out = downloads_as_names(&markdown_downloads_as_names(&out));
     let out = chapter_links_as_html(&out);
     let out = without_spans(&out, "<span class=\"web-only\">");
-    out.replace("<span class=\"print-only\">", "<span class=\"offline\">")
+    let out = out
+        .replace("<span class=\"print-only\">", "<span class=\"offline\">")
         .replace("<details>", "<div class=\"details\">")
         .replace("<details class=\"", "<div class=\"details ")
         .replace("</details>", "</div>")
         .replace("<summary>", "<p class=\"summary\">")
-        .replace("</summary>", "</p>")
+        .replace("</summary>", "</p>");
+    code_as_lines(&out)
+}
+
+/// Every fenced block as a `<pre class="lines">` whose lines are blocks of
+/// their own with a hanging indent: on a screen too narrow for a line, the
+/// rest of it wraps two columns in from where the line's text starts, not
+/// at the left margin, so a wrapped line never reads as one with less
+/// indentation. The leading spaces stay in the text (a copy keeps them); a
+/// tab counts four columns, as `tab-size` in theme/epub.css says.
+fn code_as_lines(markdown: &str) -> String {
+    let mut out = String::with_capacity(markdown.len() + markdown.len() / 2);
+    let mut open: Option<(char, usize, String, Vec<&str>)> = None;
+    for line in markdown.split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        let indent = line.len() - trimmed.len();
+        let fence_char = trimmed.chars().next().filter(|c| (*c == '`' || *c == '~') && indent <= 3);
+        match open.as_mut() {
+            None => {
+                if let Some(c) = fence_char {
+                    let len = trimmed.chars().take_while(|x| *x == c).count();
+                    if len >= 3 {
+                        let info = trimmed[len..].trim();
+                        let lang = info.split([',', ' ', '\t']).next().unwrap_or_default().to_owned();
+                        open = Some((c, len, lang, Vec::new()));
+                        continue;
+                    }
+                }
+                out.push_str(line);
+            }
+            Some((c, len, lang, lines)) => {
+                let closing = trimmed.trim_end();
+                if fence_char == Some(*c) && closing.len() >= *len && closing.chars().all(|x| x == *c) {
+                    out.push_str(&lines_html(lang, lines));
+                    out.push('\n');
+                    open = None;
+                } else {
+                    lines.push(line.trim_end_matches(['\n', '\r']));
+                }
+            }
+        }
+    }
+    if let Some((_, _, lang, lines)) = open {
+        // An unclosed fence runs to the end, as CommonMark says.
+        out.push_str(&lines_html(&lang, &lines));
+        out.push('\n');
+    }
+    out
+}
+
+/// One code block's HTML, on one source line (a newline between the line
+/// blocks would render as an empty line under `pre-wrap`).
+fn lines_html(lang: &str, lines: &[&str]) -> String {
+    let class = if lang.is_empty() { String::new() } else { format!(" class=\"language-{}\"", escape(lang)) };
+    let mut html = format!("<pre class=\"lines\"><code{class}>");
+    for line in lines {
+        let columns = line
+            .chars()
+            .take_while(|c| *c == ' ' || *c == '\t')
+            .fold(0, |col, c| if c == '\t' { col / 4 * 4 + 4 } else { col + 1 });
+        let hang = columns + 2;
+        let text = if line.is_empty() { "<br/>".to_owned() } else { escape(line) };
+        html.push_str(&format!(
+            "<span class=\"line\" style=\"padding-left: {hang}ch; text-indent: -{hang}ch\">{text}</span>"
+        ));
+    }
+    html.push_str("</code></pre>");
+    html
 }
 
 /// Markdown links to another chapter (`[text](ch08-kube-runtime.md#side)`)
@@ -1488,6 +1636,7 @@ fn check_epub_reading(epub: &Path) -> Result {
             problems.push(format!("{name} links to downloads/, which the EPUB does not hold"));
         }
     }
+    problems.extend(cover_and_title_problems(&dir));
     let eye = fs::read_to_string(root().join("src/introduction.md")).map_err(|e| e.to_string())?;
     for sentence in span_texts(&eye, "<span class=\"web-only\">") {
         let flat = flatten(&sentence);
@@ -1510,6 +1659,58 @@ fn check_epub_reading(epub: &Path) -> Result {
     }
 }
 
+/// The unpacked EPUB in `dir` has the cover as its cover image (a PNG of
+/// [`COVER_SIZE`] with something drawn on it), and its first page in
+/// reading order opens with the title page.
+fn cover_and_title_problems(dir: &Path) -> Vec<String> {
+    let mut problems = Vec::new();
+    let opf_path = dir.join("OEBPS/content.opf");
+    let Ok(opf) = fs::read_to_string(&opf_path) else {
+        return vec![format!("no {} in the EPUB", opf_path.display())];
+    };
+    let attr = |tag: &str, name: &str| {
+        tag.split(&format!("{name}=\"")).nth(1).and_then(|v| v.split('"').next()).map(str::to_owned)
+    };
+    let items: Vec<&str> = opf.split("<item ").skip(1).map(|t| t.split('>').next().unwrap_or_default()).collect();
+    match items.iter().find(|t| attr(t, "properties").is_some_and(|p| p.split(' ').any(|x| x == "cover-image"))) {
+        None => problems.push("the EPUB's package names no cover-image".to_owned()),
+        Some(item) => {
+            let png = dir.join("OEBPS").join(attr(item, "href").unwrap_or_default());
+            let size = fs::metadata(&png).map(|m| m.len()).unwrap_or(0);
+            if png_size(&png) != Some(COVER_SIZE) || size < 50_000 {
+                problems.push(format!(
+                    "the EPUB's cover image {} is not a drawn {}x{} PNG ({size} bytes, {:?})",
+                    png.display(),
+                    COVER_SIZE.0,
+                    COVER_SIZE.1,
+                    png_size(&png)
+                ));
+            }
+        }
+    }
+    let first = opf.split("<itemref ").nth(1).and_then(|t| attr(t, "idref")).and_then(|id| {
+        items.iter().find(|t| attr(t, "id").as_deref() == Some(id.as_str())).and_then(|t| attr(t, "href"))
+    });
+    let title = book_title().unwrap_or_default();
+    match first.map(|href| fs::read_to_string(dir.join("OEBPS").join(&href)).map(|text| (href, text))) {
+        Some(Ok((href, text))) => {
+            let opening = text.split("<body").nth(1).unwrap_or_default();
+            let page = opening.split("</section>").next().unwrap_or_default();
+            if !page.contains("class=\"pdf-title-page\"")
+                || !page.contains(&escape(&title))
+                || !page.contains("Checked against")
+                || !page.contains("Edition of ")
+            {
+                problems.push(format!(
+                    "the EPUB's first page, {href}, does not open with the title page (title, edition, versions)"
+                ));
+            }
+        }
+        _ => problems.push("cannot find the EPUB's first page in reading order".to_owned()),
+    }
+    problems
+}
+
 /// The text of every span of `html` that starts with `open`, tags removed.
 fn span_texts(html: &str, open: &str) -> Vec<String> {
     html.split(open)
@@ -1523,12 +1724,30 @@ fn span_texts(html: &str, open: &str) -> Vec<String> {
 fn render_epub_page(path: &Path, text: &str) -> Result<Vec<String>> {
     const PROBE: &str = r#"<script><![CDATA[
 window.addEventListener('load', () => {
-  const seen = { pre: 0, justified: 0, unwrapped: 0, folds: 0, hiddenFolds: 0 };
+  const seen = { pre: 0, justified: 0, unwrapped: 0, folds: 0, hiddenFolds: 0, lines: 0, wrapped: 0, badWraps: 0 };
   for (const pre of document.querySelectorAll('pre')) {
     seen.pre++;
     const styles = [pre, ...pre.querySelectorAll('code')].map(el => getComputedStyle(el));
     if (styles.some(s => s.textAlign === 'justify')) seen.justified++;
     if (styles.some(s => s.whiteSpace !== 'pre-wrap' && s.whiteSpace !== 'break-spaces')) seen.unwrapped++;
+  }
+  // A wrapped code line goes on to the right of where its text started.
+  for (const line of document.querySelectorAll('pre.lines .line')) {
+    seen.lines++;
+    const text = line.firstChild;
+    if (!text || text.nodeType !== 3) continue;
+    const all = document.createRange();
+    all.selectNodeContents(line);
+    const rects = Array.from(all.getClientRects()).filter(r => r.width > 0);
+    const firstTop = Math.min(...rects.map(r => r.top));
+    const below = rects.filter(r => r.top > firstTop + 1);
+    if (!below.length) continue;
+    seen.wrapped++;
+    const lead = text.data.length - text.data.trimStart().length;
+    const start = document.createRange();
+    start.setStart(text, lead);
+    start.setEnd(text, lead + 1);
+    if (Math.min(...below.map(r => r.left)) < start.getBoundingClientRect().left - 0.5) seen.badWraps++;
   }
   for (const fold of document.querySelectorAll('.details')) {
     seen.folds++;
@@ -1572,9 +1791,26 @@ window.addEventListener('load', () => {
     };
     let name = path.file_name().unwrap_or_default().to_string_lossy();
     let mut problems = Vec::new();
+    let lines = (number("lines"), number("wrapped"), number("badWraps"));
     match (number("pre"), number("justified"), number("unwrapped"), number("folds"), number("hiddenFolds")) {
         (Some(pre), Some(justified), Some(unwrapped), Some(folds), Some(hidden)) => {
-            eprintln!("xtask: EPUB {name} in Chromium: {pre} code blocks, {folds} opened folds");
+            let (Some(lines), Some(wrapped), Some(bad)) = lines else {
+                return Ok(vec![format!("{name}: unreadable probe result {json:?}")]);
+            };
+            eprintln!(
+                "xtask: EPUB {name} in Chromium: {pre} code blocks ({lines} lines, {wrapped} wrapped), {folds} opened folds"
+            );
+            if lines == 0 || wrapped == 0 {
+                problems.push(format!(
+                    "{name}: {lines} code lines as blocks, {wrapped} of them wrapped at 600 px: nothing shows whether a \
+                     wrapped line keeps its indentation"
+                ));
+            }
+            if bad > 0 {
+                problems.push(format!(
+                    "{name}: {bad} of {wrapped} wrapped code lines go on left of where their text started"
+                ));
+            }
             if justified > 0 {
                 problems.push(format!("{name}: {justified} of {pre} code blocks are justified"));
             }
@@ -1661,11 +1897,30 @@ mod tests {
     }
 
     #[test]
+    fn epub_code_lines_hang_from_their_own_indentation() {
+        let md = "Text `x`.\n\n```go\nif a < b {\n\tf(\"&\")\n\n}\n```\nAfter.\n";
+        assert_eq!(
+            code_as_lines(md),
+            "Text `x`.\n\n<pre class=\"lines\"><code class=\"language-go\">\
+             <span class=\"line\" style=\"padding-left: 2ch; text-indent: -2ch\">if a &lt; b {</span>\
+             <span class=\"line\" style=\"padding-left: 6ch; text-indent: -6ch\">\tf(&quot;&amp;&quot;)</span>\
+             <span class=\"line\" style=\"padding-left: 2ch; text-indent: -2ch\"><br/></span>\
+             <span class=\"line\" style=\"padding-left: 2ch; text-indent: -2ch\">}</span></code></pre>\nAfter.\n"
+        );
+        // A longer fence holds a shorter one; an info string names the class.
+        let nested = "````markdown\n```rust\n````\n";
+        assert!(code_as_lines(nested).contains("class=\"language-markdown\""));
+        assert!(code_as_lines(nested).contains(">```rust</span>"));
+    }
+
+    #[test]
     fn the_epub_opens_what_the_web_folds_and_keeps_the_paper_sentence() {
         let markdown = "Hidden<span class=\"web-only\">, and the eye\nicon</span><span class=\"print-only\">; in the repo</span>.\n\n<details class=\"output\">\n<summary>All of it</summary>\n\n```text\nx\n```\n\n</details>\n";
         assert_eq!(
             for_epub(markdown),
-            "Hidden<span class=\"offline\">; in the repo</span>.\n\n<div class=\"details output\">\n<p class=\"summary\">All of it</p>\n\n```text\nx\n```\n\n</div>\n"
+            code_as_lines(
+                "Hidden<span class=\"offline\">; in the repo</span>.\n\n<div class=\"details output\">\n<p class=\"summary\">All of it</p>\n\n```text\nx\n```\n\n</div>\n"
+            )
         );
     }
 
@@ -1725,7 +1980,9 @@ mod tests {
         let markdown = "Text\n# Heading\n\n```rust,noplayground\n# extern crate tokio;\n#\nfn main() {\n    # let hidden = 1;\n    ## shown_attr();\n    #[derive(Debug)]\n}\n```\n\n```go\n# not rust\n```\n";
         assert_eq!(
             for_epub(markdown),
-            "Text\n# Heading\n\n```rust,noplayground\nfn main() {\n    # shown_attr();\n    #[derive(Debug)]\n}\n```\n\n```go\n# not rust\n```\n"
+            code_as_lines(
+                "Text\n# Heading\n\n```rust,noplayground\nfn main() {\n    # shown_attr();\n    #[derive(Debug)]\n}\n```\n\n```go\n# not rust\n```\n"
+            )
         );
     }
 

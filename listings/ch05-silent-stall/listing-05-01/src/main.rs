@@ -37,13 +37,23 @@ async fn process_next_work_item(
 }
 // ANCHOR_END: worker
 
+/// The two syncs the worker is given: one that succeeds, one that fails for
+/// good (no retry would fix an invalid spec).
+fn sync_ok(_: &str) -> anyhow::Result<()> {
+    Ok(())
+}
+
+fn sync_invalid(_: &str) -> anyhow::Result<()> {
+    anyhow::bail!("spec.replicas must be >= 0")
+}
+
 #[tokio::main(flavor = "current_thread", start_paused = true)]
 async fn main() {
     // ANCHOR: healthy
     let queue = Queue::new(priority_queue_default_rate_limiter());
     println!("healthy: Get -> Forget -> Done");
     queue.add("obj");
-    process_next_work_item(&queue, |_| Ok(())).await;
+    process_next_work_item(&queue, sync_ok).await;
     queue.add("obj");
     let again = tokio::time::timeout(PATIENCE, queue.get())
         .await
@@ -58,10 +68,7 @@ async fn main() {
     println!();
     println!("stall: Get -> Forget, Done never called");
     queue.add("obj");
-    process_next_work_item(&queue, |_| {
-        anyhow::bail!("spec.replicas must be >= 0")
-    })
-    .await;
+    process_next_work_item(&queue, sync_invalid).await;
     for _ in 0..100 {
         queue.add("obj");
     }

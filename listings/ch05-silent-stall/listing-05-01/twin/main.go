@@ -2,9 +2,10 @@
 //
 // A worker that calls Forget but never Done leaves the item in the queue's
 // "processing" set forever. Here it is the classic hand-written worker whose
-// error path forgets the key and returns before its Done. Every later Add only marks it dirty; the queue
-// holds it back until Done, which never comes. Nothing fails, nothing logs:
-// the object is simply never reconciled again.
+// error path forgets the key and returns before its Done. Every later Add
+// only marks it dirty; the queue holds it back until Done, which never
+// comes. Nothing fails, nothing logs: the object is simply never reconciled
+// again.
 //
 // (controller-runtime's processNextWorkItem runs `defer c.Queue.Done(obj)`,
 // so its workers cannot make this mistake; a hand-written loop can.)
@@ -22,7 +23,10 @@ import (
 
 const getTimeout = 500 * time.Millisecond
 
-func newQueue() workqueue.TypedRateLimitingInterface[string] {
+// queue is client-go's rate-limited queue of string keys.
+type queue = workqueue.TypedRateLimitingInterface[string]
+
+func newQueue() queue {
 	return workqueue.NewTypedRateLimitingQueueWithConfig(
 		workqueue.NewTypedItemExponentialFailureRateLimiter[string](5*time.Millisecond, 1000*time.Second),
 		workqueue.TypedRateLimitingQueueConfig[string]{},
@@ -33,7 +37,7 @@ func newQueue() workqueue.TypedRateLimitingInterface[string] {
 // processNextWorkItem is a worker written by hand, with the bug this
 // chapter is about: when sync fails for good, it forgets the key (no retry
 // would help) and returns, and the Done at the end is never reached.
-func processNextWorkItem(q workqueue.TypedRateLimitingInterface[string], sync func(string) error) bool {
+func processNextWorkItem(q queue, sync func(string) error) bool {
 	key, shutdown := q.Get()
 	if shutdown {
 		return false
@@ -50,12 +54,18 @@ func processNextWorkItem(q workqueue.TypedRateLimitingInterface[string], sync fu
 
 // ANCHOR_END: worker
 
+// The two syncs the worker is given: one that succeeds, one that fails for
+// good (no retry would fix an invalid spec).
+func syncOK(string) error { return nil }
+
+func syncInvalid(string) error { return errors.New("spec.replicas must be >= 0") }
+
 func main() {
 	// ANCHOR: healthy
 	fmt.Println("healthy: Get -> Forget -> Done")
 	q := newQueue()
 	q.Add("obj")
-	processNextWorkItem(q, func(string) error { return nil })
+	processNextWorkItem(q, syncOK)
 	q.Add("obj")
 	fmt.Printf("   Add(\"obj\") again, then Get() returns %s\n", getWithTimeout(q))
 	q.ShutDown()
@@ -66,7 +76,7 @@ func main() {
 	fmt.Println("stall: Get -> Forget, Done never called")
 	q = newQueue()
 	q.Add("obj")
-	processNextWorkItem(q, func(string) error { return errors.New("spec.replicas must be >= 0") })
+	processNextWorkItem(q, syncInvalid)
 	for range 100 {
 		q.Add("obj")
 	}
@@ -77,7 +87,7 @@ func main() {
 }
 
 // getWithTimeout runs Get in the background and gives up after getTimeout.
-func getWithTimeout(q workqueue.TypedRateLimitingInterface[string]) string {
+func getWithTimeout(q queue) string {
 	got := make(chan string, 1)
 	go func() {
 		item, shutdown := q.Get()

@@ -521,7 +521,7 @@ async function checkCaptionsAndTwins(name, page) {
     check(name, c.visible, `${what} is not visible`);
     check(name, c.links && / · /.test(c.text), `${what}: no " · " and small links after what the listing shows`);
     // A listing with a crate and a twin is marked by a sign that explains
-    // itself on hover; the introduction makes the promise once.
+    // itself on hover; the introduction makes the promise once, and an appendix explains it.
     const twinned = c.archives.some(h => /-go\.tar\.gz$/.test(h)) && c.archives.some(h => /\d\.tar\.gz$/.test(h));
     if (twinned) {
       check(name, c.sign && /^(≡ )?Go$/.test(c.sign.text) && c.sign.visible, `${what}: a listing with a Go twin, but no visible "≡ Go" or "Go" sign`);

@@ -1,5 +1,6 @@
-// Listing 3-1, Go twin: the retry curve of the two rate limiters a
-// controller-runtime controller can end up with.
+// Listing 3-1, Go twin: the two rate limiters a controller-runtime
+// controller can end up with, asked straight for the delays of one object
+// that keeps failing.
 //
 //   - With the priority queue (the default since controller-runtime v0.23)
 //     the controller uses a per-item exponential limiter: 5ms doubling up
@@ -8,76 +9,63 @@
 //     the max of that same exponential limiter and a 10 qps / 100 burst
 //     token bucket shared by all items.
 //
-// Every delay below is returned by the real client-go limiter; nothing is
-// computed here except the running sum.
+// Every delay is returned by the real client-go limiter; nothing is
+// computed here but the comparison.
 //
-// Run from listings/: go run ./ch03-retry-curve/listing-03-01/twin
+// Run from the repository: go -C listings run ./ch03-retry-curve/listing-03-01/twin
 package main
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"k8s.io/client-go/util/workqueue"
 )
 
-// The failures we print a row for.
-var rows = []int{1, 2, 4, 8, 10, 12, 14, 16, 18, 19, 20, 22}
+// How many failures the two limiters are asked about: past #19, where the
+// cap starts, and up to #42, where the float overflow guard takes over.
+const failures = 42
 
 const maxDelay = 1000 * time.Second
 
 func main() {
 	// ANCHOR: limiters
-	printTable(
-		"exponential 5ms..1000s",
-		"the default with the priority queue",
-		func() workqueue.TypedRateLimiter[string] {
-			return workqueue.NewTypedItemExponentialFailureRateLimiter[string](
-				5*time.Millisecond, maxDelay)
-		},
-	)
-	fmt.Println()
-	printTable(
-		"DefaultTypedControllerRateLimiter",
-		"max of exponential 5ms..1000s and a 10 qps / 100 burst bucket",
-		workqueue.DefaultTypedControllerRateLimiter[string],
-	)
+	fmt.Println("limiter A: exponential 5ms..1000s")
+	fmt.Println("           the default with the priority queue")
+	fmt.Println("limiter B: DefaultTypedControllerRateLimiter")
+	fmt.Println("           max of exponential 5ms..1000s and a 10 qps / 100 burst bucket")
+	a := workqueue.NewTypedItemExponentialFailureRateLimiter[string](
+		5*time.Millisecond, maxDelay)
+	b := workqueue.DefaultTypedControllerRateLimiter[string]()
+	// Each call is one more failure of the same object.
+	delays := func(limiter workqueue.TypedRateLimiter[string]) []time.Duration {
+		out := make([]time.Duration, failures)
+		for i := range out {
+			out[i] = limiter.When("my-object")
+		}
+		return out
+	}
+	fromA, fromB := delays(a), delays(b)
 	// ANCHOR_END: limiters
-}
 
-// ANCHOR: table
-func printTable(
-	name, about string,
-	newLimiter func() workqueue.TypedRateLimiter[string],
-) {
-	fmt.Printf("limiter: %s\n", name)
-	fmt.Printf("         %s\n", about)
-	fmt.Printf("%-10s%15s%17s\n", "failure", "delay", "cumulative")
-
-	// One item failing over and over: the n-th call to When is the delay
-	// the queue waits before handing the item out for attempt n+1.
-	limiter := newLimiter()
-	var cumulative time.Duration
-	next := 0
-	for n := 1; n <= rows[len(rows)-1]; n++ {
-		delay := limiter.When("my-object")
-		cumulative += delay
-		if n == rows[next] {
-			fmt.Printf("%-10d%15s%17s\n",
-				n, delay, cumulative.Round(time.Second))
-			next++
+	// ANCHOR: compare
+	differ := 0
+	for n := range failures {
+		if fromA[n] != fromB[n] {
+			differ++
 		}
 	}
-
-	// Find the first failure whose delay is the cap by asking a fresh
-	// limiter until it says 1000s.
-	fresh := newLimiter()
-	first := 1
-	for fresh.When("my-object") != maxDelay {
-		first++
+	fmt.Println()
+	fmt.Printf("failures 1 to %d of one object: A and B differ at %d of them\n",
+		failures, differ)
+	for _, l := range []struct {
+		name   string
+		delays []time.Duration
+	}{{"A", fromA}, {"B", fromB}} {
+		// (maxDelay prints as 16m40s; the book calls the cap "1000s".)
+		fmt.Printf("limiter %s: first failure hitting the 1000s cap: #%d\n",
+			l.name, slices.Index(l.delays, maxDelay)+1)
 	}
-	// (maxDelay prints as 16m40s; the book calls the cap "1000s".)
-	fmt.Printf("\nfirst failure hitting the 1000s cap: #%d\n", first)
+	// ANCHOR_END: compare
 }
-
-// ANCHOR_END: table

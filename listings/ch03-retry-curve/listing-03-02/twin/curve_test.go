@@ -2,8 +2,9 @@
 //
 // A reconciler that always fails is run by a real controller-runtime
 // controller with default options (priority queue, exponential 5ms..1000s
-// limiter). The reconciler notes the time of every attempt; the table is
-// made from those timestamps only.
+// limiter). The reconciler notes the time of every attempt; the waits are
+// made from those timestamps only, and set beside what a limiter of the same
+// kind, asked on its own, answers for the same failure.
 //
 // Waiting 1h28m for 23 attempts is not an option, so the controller runs
 // inside a testing/synctest bubble: every goroutine it starts lives in the
@@ -14,11 +15,9 @@
 //
 // testing/synctest needs a *testing.T, so this twin is a test. TestMain
 // sends the testing package's own chatter (PASS, === RUN ...) to stderr,
-// leaving stdout with the table alone. Run from listings/:
+// leaving stdout with the table alone. Run from the repository:
 //
-//	go test -c -o /tmp/listing-03-02.test ./ch03-retry-curve/listing-03-02/twin && /tmp/listing-03-02.test
-//
-// or, with go test's framing around it: go test -v ./ch03-retry-curve/listing-03-02/twin
+//	go -C listings/ch03-retry-curve/listing-03-02/twin test
 package main
 
 import (
@@ -93,12 +92,29 @@ func TestRetryCurve(t *testing.T) {
 	if len(attempts) != wantAttempts {
 		t.Fatalf("observed %d attempts, want %d", len(attempts), wantAttempts)
 	}
-	fmt.Fprintf(stdout, "%-10s%15s%22s\n", "failure", "waited", "reconciled again at")
+	// ANCHOR: table
+	// The limiter's own answers, from a fresh one of the same kind: the
+	// n-th call is what it says for failure n. Their running total is shown
+	// to the second; the measured columns are exact.
+	limiter := workqueue.NewTypedItemExponentialFailureRateLimiter[string](
+		5*time.Millisecond, 1000*time.Second)
+	says := make([]time.Duration, wantAttempts)
+	for i := range says {
+		says[i] = limiter.When("my-object")
+	}
+	fmt.Fprintf(stdout, "%-10s%15s%17s%15s%22s\n",
+		"failure", "delay", "cumulative", "waited", "reconciled again at")
 	for _, n := range rows {
+		var cumulative time.Duration
+		for _, d := range says[:n] {
+			cumulative += d
+		}
 		// attempts[0] is attempt 1; failure n is attempt n, retried as attempt n+1.
 		waited := attempts[n].Sub(attempts[n-1])
 		againAt := attempts[n].Sub(attempts[0])
-		fmt.Fprintf(stdout, "%-10d%15s%22s\n", n, waited, againAt)
+		fmt.Fprintf(stdout, "%-10d%15s%17s%15s%22s\n",
+			n, says[n-1], cumulative.Round(time.Second), waited, againAt)
 	}
+	// ANCHOR_END: table
 	fmt.Fprintf(stdout, "\nattempts observed: %d\n", len(attempts))
 }

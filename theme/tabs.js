@@ -168,8 +168,9 @@
         question.setAttribute('role', 'group');
         question.setAttribute('aria-label', 'Your language');
         var text = document.createElement('p');
-        text.textContent = 'Which do you write your controllers in? Each listing with a Go twin ' +
-            'shows, and runs with, the language you pick; the tabs above a listing change it later.';
+        text.textContent = 'Which language do you write controllers in? Wherever a listing has a Go ' +
+            'twin, the book shows its code, and the command that runs it, in that language. ' +
+            'The tabs above any listing change it later.';
         question.appendChild(text);
         ['go', 'rust'].forEach(function (language) {
             var button = document.createElement('button');

@@ -134,7 +134,7 @@ fn versions() -> String {
          - golang.org/x/time {x_time}\n\
          - kube-runtime {kube_runtime} (with kube {kube} and k8s-openapi {k8s_openapi})\n\
          - kube-apiserver {kube_apiserver}, etcd {etcd} and promtool from Prometheus {prometheus}\n  (chapter 9)\n\
-         - golang.org/x/tools {x_tools} (the analyzer of chapter 10)\n\
+         - golang.org/x/tools {x_tools}\n  (the analyzer of chapter 10: the x/tools that go vet of Go {go} vendors)\n\
          - Go {go}\n\
          - Rust {rust}, edition {edition}\n\
          - tokio {tokio}\n\

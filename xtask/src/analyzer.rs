@@ -14,8 +14,8 @@
 //!    print the committed bytes, and every `stall` and `double` mutant must
 //!    be caught;
 //! 4. its cost over the Kubernetes packages, measured on every run: `go vet
-//!    -vettool=vet-workqueuedone` against plain `go vet`, at most 1.3 times
-//!    its wall time with no analysis cached and 1.3 times run again (see
+//!    -vettool=vet-workqueuedone` against plain `go vet`, at most 1.2 times
+//!    its wall time with no analysis cached and 1.1 times run again (see
 //!    [`COST_TARGETS`]), and the analysis alone at most 1.5 times that of go
 //!    vet's own analyzers;
 //!    `cost.txt` is the blessed run's measurement, with its date and machine.
@@ -33,18 +33,15 @@ use crate::{Result, root, run};
 /// The most the analyzer may cost, each as a multiple of go vet alone:
 /// `go vet -vettool=vet-workqueuedone` against plain `go vet` with no
 /// analysis cached (cold) and run again (warm), and the analysis alone.
-/// Cold is held to 1.3, not the 1.2 it was meant to meet: it measured 1.03
-/// on a quiet machine but 1.16 in two clean-clone CI runs, where the rest
-/// of the suite has filled the page cache, too near 1.2 to gate on.
-/// Warm is held to 1.3, not the 1.1 it was meant to meet. The warm runs
-/// cover only the packages with no report (go vet caches no failed result,
-/// so a package with a report is analyzed again on every run); before they
-/// left those out they measured 1.10 to 1.34, and since, 1.10 (2026-12-07).
-/// What is left is the go command hashing every dependency's vet output on
-/// each run, which x/tools' unitchecker makes larger from v0.50.0 on by
-/// writing the package's types into it (the vet built into Go does not),
-/// and 1.10 is too near 1.1 to gate on in a shared machine's noise.
-const COST_TARGETS: [(&str, f64); 3] = [("cold ratio", 1.3), ("warm ratio", 1.3), ("analysis ratio", 1.5)];
+/// The vet tool is built in the analyzer's own module, whose x/tools is the
+/// one the installed Go vendors for cmd/vet, so go vet's analyzers run as
+/// the same code in both and write the same vet output; a later x/tools
+/// (v0.50.0 on) also writes each package's types into that output, which
+/// the go command hashes for every dependency on every run, and a tool
+/// built with it measured 1.21 cold and 1.15 warm in a clean-clone run.
+/// Built as it is, it measured 1.08 and 1.05 (2026-12-07); a miss is
+/// measured once more before the step fails (see `test`).
+const COST_TARGETS: [(&str, f64); 3] = [("cold ratio", 1.2), ("warm ratio", 1.1), ("analysis ratio", 1.5)];
 
 fn go(dir: &Path) -> Command {
     let mut cmd = Command::new("go");
@@ -364,8 +361,16 @@ mod tests {
                     analysis ratio    0.28\n";
         assert_eq!(cost_ratio(cost, "cold ratio"), Some(1.04));
         assert_eq!(cost_ratio(cost, "analysis ratio"), Some(0.28));
-        assert_eq!(over_target(cost).as_deref(), Some("has a warm ratio of 1.52, over the target of 1.3"));
-        assert_eq!(over_target(&cost.replace("1.52", "1.24")), None);
+        assert_eq!(over_target(cost).as_deref(), Some("has a warm ratio of 1.52, over the target of 1.1"));
+        assert_eq!(
+            over_target(&cost.replace("1.52", "1.24")).as_deref(),
+            Some("has a warm ratio of 1.24, over the target of 1.1")
+        );
+        assert_eq!(over_target(&cost.replace("1.52", "1.09")), None);
+        assert_eq!(
+            over_target(&cost.replace("1.04", "1.21")).as_deref(),
+            Some("has a cold ratio of 1.21, over the target of 1.2")
+        );
         assert_eq!(over_target("no ratio here\n").as_deref(), Some("has no `cold ratio` line"));
     }
 }

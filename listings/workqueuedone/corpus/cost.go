@@ -42,11 +42,22 @@ func measureCost(m *module) (string, error) {
 	defer os.RemoveAll(tools)
 	vettool := filepath.Join(tools, "vet-workqueuedone")
 	standalone := filepath.Join(tools, "workqueuedone")
-	for _, b := range []struct{ bin, pkg string }{
-		{vettool, "forget-is-not-delete/workqueuedone/cmd/vet-workqueuedone"},
-		{standalone, "forget-is-not-delete/workqueuedone/cmd/workqueuedone"},
+	// The vet tool is built in the analyzer's own module, as the CI step of
+	// chapter 10 builds it, where x/tools is the version the installed Go's
+	// cmd/vet vendors: go vet's analyzers are then the same code in both
+	// tools. (This module needs a later x/tools, which writes each package's
+	// types into its vet output; every run hashes that output.)
+	own, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "forget-is-not-delete/workqueuedone").Output()
+	if err != nil {
+		return "", fmt.Errorf("go list -m forget-is-not-delete/workqueuedone (the analyzer's module): %v", err)
+	}
+	for _, b := range []struct{ bin, pkg, dir string }{
+		{vettool, "./cmd/vet-workqueuedone", strings.TrimSpace(string(own))},
+		{standalone, "forget-is-not-delete/workqueuedone/cmd/workqueuedone", ""},
 	} {
-		if out, err := exec.Command("go", "build", "-o", b.bin, b.pkg).CombinedOutput(); err != nil {
+		build := exec.Command("go", "build", "-o", b.bin, b.pkg)
+		build.Dir = b.dir
+		if out, err := build.CombinedOutput(); err != nil {
 			return "", fmt.Errorf("go build %s: %v\n%s", b.pkg, err, out)
 		}
 	}

@@ -11,6 +11,13 @@
 // cmd/vet of the installed Go) and workqueuedone beside them. go vet
 // caches each package's result by the tool's hash, as it does its own.
 //
+// Build it in this module, as above: its golang.org/x/tools is the one the
+// installed Go vendors for cmd/vet, so vet's analyzers are the same code as
+// go vet's and write the same output for the go command to cache. Built in
+// a module that needs a later x/tools, it writes each package's types into
+// that output as well, and every go vet run, even a fully cached one, takes
+// longer to hash it.
+//
 // Each analyzer's flags are prefixed with its name, as under any
 // multi-analyzer vet tool: -workqueuedone.panic=false,
 // -workqueuedone.tests, -workqueuedone.strict; -workqueuedone=false turns

@@ -44,22 +44,15 @@ pub fn each_chapter(book: &str, page: impl Fn(&str) -> String) -> Result<String>
 /// listing, or a directive this does not understand, is an error that names
 /// it.
 pub fn expand(markdown: &str, listings: &Path) -> Result<String> {
-    let errors = RefCell::new(Vec::new());
-    let out = expand_with(markdown, |spec| match commands(spec, listings) {
-        Ok(html) => html,
-        Err(e) => {
-            errors.borrow_mut().push(e);
-            String::new()
-        }
-    });
-    let errors = errors.into_inner();
-    if errors.is_empty() { Ok(out) } else { Err(errors.join("\n")) }
+    expand_with(markdown, |spec| commands(spec, listings))
 }
 
 /// Every `{{#run SPEC}}` of `markdown` replaced by `f(SPEC)`; code blocks and
 /// code spans are left alone, so the book can show the directive itself.
-fn expand_with(markdown: &str, mut f: impl FnMut(&str) -> String) -> String {
+/// Every directive `f` refuses is named in the error.
+fn expand_with(markdown: &str, mut f: impl FnMut(&str) -> Result<String>) -> Result<String> {
     const OPEN: &str = "{{#run ";
+    let mut errors = Vec::new();
     let mut out = String::with_capacity(markdown.len());
     let mut in_fence = false;
     for line in markdown.split_inclusive('\n') {
@@ -81,13 +74,16 @@ fn expand_with(markdown: &str, mut f: impl FnMut(&str) -> String) -> String {
             if ticks % 2 == 1 {
                 out.push_str(&rest[at..at + len + 2]);
             } else {
-                out.push_str(&f(rest[at + OPEN.len()..at + len].trim()));
+                match f(rest[at + OPEN.len()..at + len].trim()) {
+                    Ok(html) => out.push_str(&html),
+                    Err(e) => errors.push(e),
+                }
             }
             rest = &rest[at + len + 2..];
         }
         out.push_str(rest);
     }
-    out
+    if errors.is_empty() { Ok(out) } else { Err(errors.join("\n")) }
 }
 
 /// What one listing's folder offers a reader to run.
@@ -250,8 +246,9 @@ mod tests {
         let mut seen = Vec::new();
         let out = expand_with(md, |spec| {
             seen.push(spec.to_owned());
-            format!("<{spec}>")
-        });
+            Ok(format!("<{spec}>"))
+        })
+        .unwrap();
         assert_eq!(seen, ["a", "c x"]);
         assert_eq!(out, "Run it with <a>: `{{#run b}}`, then <c x>.\n```\n{{#run d}}\n```\n");
     }

@@ -3,11 +3,11 @@ package workqueuedone
 import (
 	"fmt"
 	"go/ast"
+	"go/token"
 	"go/types"
 	"strings"
 
-	"golang.org/x/tools/go/analysis"
-	"golang.org/x/tools/go/cfg"
+	"golang.org/x/tools/go/ssa"
 )
 
 // What hands an item out: a queue's Get or GetWithPriority, or a wrapper,
@@ -37,127 +37,111 @@ func (h *handsOut) String() string {
 	return fmt.Sprintf("handsOut[%d] %s[%d]", h.Item, h.FlagKind, h.Flag)
 }
 
-// A handout is one call that hands out an item.
-type handout struct {
-	call    *ast.CallExpr
-	stmt    ast.Node // the statement the call is in (a CFG node)
-	name    string   // the call as messages write it: c.queue.Get()
-	method  string   // the method or function called: Get, getWork
-	queue   string   // the queue (or the wrapper's receiver) as written; "" for a wrapper function
-	wrapper *types.Func
-
-	item     *types.Var // the variable the item is assigned to, or nil
-	itemExpr string     // ... or the field it is assigned to (c.current)
-	itemName string     // how messages name the item
-
-	shutdown     *types.Var // the flag's variable, or nil
-	shutdownKind string     // "shutdown", "ok" or "error", as handsOut.FlagKind
-}
-
-// handoutCall says whether call hands out an item: a queue's Get or
-// GetWithPriority, or a call of a wrapper. It returns how the results are
-// laid out, and the queue (or receiver) expression, nil for a function.
-func (c *checker) handoutCall(call *ast.CallExpr) (*handsOut, ast.Expr, *types.Func) {
-	info := c.pass.TypesInfo
-	if method, queue := queueMethod(info, call); method == "Get" || method == "GetWithPriority" {
-		n := 2
-		if method == "GetWithPriority" {
-			n = 3
-		}
-		return &handsOut{Item: 0, Flag: n - 1, FlagKind: "shutdown"}, queue, nil
-	}
-	fn := calleeOrigin(info, call)
-	if fn == nil {
-		return nil, nil, nil
-	}
-	if f := c.wrapperFact(fn); f != nil {
-		return f, receiverExpr(info, call), fn
-	}
-	return nil, nil, nil
-}
-
 // wrapperFact is the handsOut fact of fn, from this package or imported.
 func (c *checker) wrapperFact(fn *types.Func) *handsOut {
 	return factOf(c, c.wrappers, fn)
 }
 
-// handouts finds the calls in g's statements (not in nested literals) that
-// hand out an item. An item thrown away is reported here (report is false
-// while facts are being computed).
-func (c *checker) handouts(g *cfg.CFG, fn funcInfo, report bool) []*handout {
+// A handout is one call that hands out an item.
+type handout struct {
+	fn     *ssa.Function
+	call   *ssa.Call
+	pos    token.Pos // where the call starts
+	name   string    // the call as messages write it: c.queue.Get()
+	method string    // the method or function called: Get, getWork
+	queue  string    // the queue (or the wrapper's receiver) as written; "" for a wrapper function
+
+	item     ssa.Value // the item, or nil when it is thrown away
+	itemName string    // how messages name it
+	flag     ssa.Value
+	flagKind string
+
+	wrapper  *types.Func
+	queueKey string
+	stmt     ast.Node // the statement the call is in
+}
+
+// handoutCall says whether a call hands out an item, how its results are
+// laid out, its queue (or a wrapper method's receiver), and the wrapper.
+func (c *checker) handoutCall(cc *ssa.CallCommon) (*handsOut, ssa.Value, *types.Func) {
+	switch m, recv := queueCall(cc); m {
+	case "Get":
+		return &handsOut{Item: 0, Flag: 1, FlagKind: "shutdown"}, recv, nil
+	case "GetWithPriority":
+		return &handsOut{Item: 0, Flag: 2, FlagKind: "shutdown"}, recv, nil
+	}
+	fn := staticFunc(cc)
+	if fn == nil {
+		return nil, nil, nil
+	}
+	f := c.wrapperFact(fn)
+	if f == nil {
+		return nil, nil, nil
+	}
+	var recv ssa.Value
+	if namedRecv(fn) != nil && len(cc.Args) > 0 {
+		recv = cc.Args[0]
+	}
+	return f, recv, fn
+}
+
+// handouts finds the calls in fn (not in its literals) that hand out an
+// item. An item thrown away is reported here when report is set.
+func (c *checker) handouts(fn *ssa.Function, report bool) []*handout {
 	var out []*handout
-	for _, b := range g.Blocks {
-		for _, n := range b.Nodes {
-			var lhs []ast.Expr
-			var rhs ast.Expr
-			switch n := n.(type) {
-			case *ast.AssignStmt:
-				if len(n.Rhs) != 1 {
-					continue
-				}
-				lhs, rhs = n.Lhs, n.Rhs[0]
-			case *ast.ValueSpec: // var key, quit = q.Get() (go/cfg makes each spec a node)
-				if len(n.Values) != 1 {
-					continue
-				}
-				for _, id := range n.Names {
-					lhs = append(lhs, id)
-				}
-				rhs = n.Values[0]
-			case *ast.ExprStmt: // q.Get() on its own: the item is dropped
-				rhs = n.X
-			default:
-				continue
-			}
-			call, ok := ast.Unparen(rhs).(*ast.CallExpr)
+	for _, b := range fn.Blocks {
+		for _, ins := range b.Instrs {
+			call, ok := ins.(*ssa.Call)
 			if !ok {
 				continue
 			}
-			layout, queue, wrapper := c.handoutCall(call)
+			layout, recv, wrapper := c.handoutCall(&call.Call)
 			if layout == nil {
 				continue
 			}
-			h := &handout{
-				call: call, stmt: n, wrapper: wrapper,
-				name: types.ExprString(call.Fun) + "()",
+			h := &handout{fn: fn, call: call, wrapper: wrapper, pos: call.Pos(), flagKind: layout.FlagKind}
+			ce := c.callAt[call.Pos()]
+			if ce == nil {
+				continue // a call the source does not write (a wrapper's)
 			}
-			if queue != nil {
-				h.queue = types.ExprString(queue)
-			}
+			h.pos = ce.Pos()
+			h.name = types.ExprString(ce.Fun) + "()"
 			h.method = h.name[strings.LastIndex(h.name, ".")+1 : len(h.name)-2]
-			var itemLHS ast.Expr
-			if layout.Item < len(lhs) {
-				itemLHS = ast.Unparen(lhs[layout.Item])
+			if sel, ok := ast.Unparen(ce.Fun).(*ast.SelectorExpr); ok && recv != nil {
+				h.queue = types.ExprString(sel.X)
 			}
-			switch e := itemLHS.(type) {
-			case nil:
-				h.itemName = "" // dropped
-			case *ast.Ident:
-				if e.Name != "_" {
-					h.item = c.varOf(e)
-					h.itemName = e.Name
+			top := &frame{fn: fn}
+			if recv != nil {
+				h.queueKey = plainKey(c.valueKey(top, recv))
+			}
+			if tuple, ok := call.Type().(*types.Tuple); ok && tuple.Len() > 1 {
+				for _, r := range *call.Referrers() {
+					if e, ok := r.(*ssa.Extract); ok {
+						switch {
+						case e.Index == layout.Item && hasUses(e):
+							h.item = e
+						case e.Index == layout.Flag && hasUses(e):
+							h.flag = e
+						}
+					}
 				}
-			case *ast.SelectorExpr, *ast.IndexExpr, *ast.StarExpr:
-				h.itemExpr = types.ExprString(e)
-				h.itemName = h.itemExpr
-			default:
-				continue
+			} else if layout.Item == 0 && hasUses(call) {
+				h.item = call
 			}
-			if h.item == nil && h.itemExpr == "" {
+			h.stmt, h.itemName = c.assignment(ce, layout.Item)
+			if h.itemName == "" {
+				h.itemName = nameOf(h.item)
+			}
+			if h.item == nil {
 				if report {
-					c.report(analysis.Diagnostic{
-						Pos: call.Pos(), End: call.End(),
-						Message: fmt.Sprintf("stall: the item %s hands out is discarded, so it is never Done", h.name),
-					})
+					c.report(diag(ce.Pos(), ce.End(),
+						fmt.Sprintf("stall: the item %s hands out is discarded, so it is never Done", h.name)))
 				}
-				c.counted(fn, call.Pos(), 1, report)
+				c.counted(fn, h.pos, 1, report)
 				continue
 			}
-			if layout.Flag >= 0 && layout.Flag < len(lhs) {
-				if id, ok := lhs[layout.Flag].(*ast.Ident); ok && id.Name != "_" {
-					h.shutdown = c.varOf(id)
-					h.shutdownKind = layout.FlagKind
-				}
+			if h.itemName == "" {
+				h.itemName = "the item"
 			}
 			out = append(out, h)
 		}
@@ -165,53 +149,114 @@ func (c *checker) handouts(g *cfg.CFG, fn funcInfo, report bool) []*handout {
 	return out
 }
 
-func (c *checker) varOf(id *ast.Ident) *types.Var {
-	if v, ok := c.pass.TypesInfo.Defs[id].(*types.Var); ok {
-		return v
+// hasUses reports whether v is used by anything but a debug reference.
+func hasUses(v ssa.Value) bool {
+	if v.Referrers() == nil {
+		return false
 	}
-	v, _ := c.pass.TypesInfo.Uses[id].(*types.Var)
-	return v
+	for _, r := range *v.Referrers() {
+		if _, ok := r.(*ssa.DebugRef); !ok {
+			return true
+		}
+	}
+	return false
+}
+
+// assignment is the statement a hand-out call is assigned in, and the
+// item's left-hand side as written ("" when it is _ or missing).
+func (c *checker) assignment(ce *ast.CallExpr, item int) (ast.Node, string) {
+	for _, n := range c.enclosing(ce.Pos()) {
+		var lhs []ast.Expr
+		switch n := n.(type) {
+		case *ast.AssignStmt:
+			if len(n.Rhs) != 1 || ast.Unparen(n.Rhs[0]) != ce {
+				return n, ""
+			}
+			lhs = n.Lhs
+		case *ast.ValueSpec:
+			if len(n.Values) != 1 || ast.Unparen(n.Values[0]) != ce {
+				return n, ""
+			}
+			for _, id := range n.Names {
+				lhs = append(lhs, id)
+			}
+		case *ast.ExprStmt, *ast.ReturnStmt, *ast.IfStmt, *ast.ForStmt, *ast.BlockStmt:
+			return n, ""
+		default:
+			continue
+		}
+		if item < len(lhs) {
+			if id, ok := lhs[item].(*ast.Ident); ok && id.Name == "_" {
+				return n, ""
+			}
+			return n, types.ExprString(lhs[item])
+		}
+		return n, ""
+	}
+	return nil, ""
+}
+
+// walkOf is the walk of one hand-out's item.
+func (c *checker) walkOf(h *handout, facts bool) *walk {
+	w := &walk{
+		c: c, fn: h.fn, root: h.item, rootPath: itself, again: h.call,
+		flag: h.flag, flagKind: h.flagKind, queue: h.queueKey, facts: facts,
+	}
+	if h.wrapper != nil {
+		w.wrapper = true
+		w.wrapperType = namedRecv(h.wrapper)
+		if w.wrapperType == nil {
+			w.queue = "" // a wrapper function: its caller's Done may be on any queue
+		}
+	}
+	if h.stmt != nil {
+		w.home = [2]token.Pos{h.stmt.Pos(), h.stmt.End()}
+	}
+	return w
+}
+
+// runFrom walks w from just after the instruction ins.
+func (w *walk) runFrom(ins ssa.Instruction) *walkResult {
+	b := ins.Block()
+	for i, x := range b.Instrs {
+		if x == ins {
+			return w.run(b, i+1)
+		}
+	}
+	return &walkResult{}
 }
 
 // wrapperOf says how fn hands out the item of h, given the returns on
 // which it still held it: which result is the item, and which the flag.
-func (c *checker) wrapperOf(h *handout, t *target, rets []*ast.ReturnStmt, sig *types.Signature) *handsOut {
-	info := c.pass.TypesInfo
-	results := sig.Results()
+func (c *checker) wrapperOf(res *walkResult, sig *types.Signature) *handsOut {
 	var out *handsOut
-	for _, ret := range rets {
+	errType := types.Universe.Lookup("error").Type()
+	for _, r := range res.returns {
 		f := &handsOut{Item: -1, Flag: -1}
-		for i, r := range ret.Results {
-			if f.Item < 0 && c.refersTo(r, t) {
+		for i, p := range r.results {
+			if f.Item < 0 && p.holds() {
 				f.Item = i
 				continue
 			}
-			tv := info.Types[r]
-			switch {
-			case i < results.Len() && types.Identical(results.At(i).Type(), types.Universe.Lookup("error").Type()) &&
-				tv.IsNil():
+			v := r.ret.Results[i]
+			if k, ok := v.(*ssa.Const); ok && k.IsNil() && i < sig.Results().Len() && types.Identical(sig.Results().At(i).Type(), errType) {
 				if f.Flag < 0 {
 					f.Flag, f.FlagKind = i, "error"
 				}
-			case tv.Value != nil && tv.Type != nil && isBool(tv.Type):
-				// On the path that hands the item out: true means "ok".
-				if tv.Value.String() == "true" {
-					f.Flag, f.FlagKind = i, "ok"
-				} else {
-					f.Flag, f.FlagKind = i, "shutdown"
-				}
-			case h.shutdown != nil && tv.Type != nil && isBool(tv.Type):
-				if s := c.flagTest(r, h.shutdown, h.shutdownKind); s != 0 {
-					f.Flag = i
-					if s > 0 {
-						f.FlagKind = "shutdown"
-					} else {
-						f.FlagKind = "ok"
-					}
-				}
+				continue
+			}
+			switch {
+			case r.bools[i] == "T":
+				f.Flag, f.FlagKind = i, "ok"
+			case r.bools[i] == "F":
+				f.Flag, f.FlagKind = i, "shutdown"
+			case r.flags[i] > 0:
+				f.Flag, f.FlagKind = i, "shutdown"
+			case r.flags[i] < 0:
+				f.Flag, f.FlagKind = i, "ok"
 			}
 		}
-		if f.Item < 0 || len(ret.Results) == 0 {
+		if f.Item < 0 {
 			continue
 		}
 		if out == nil {
@@ -220,35 +265,5 @@ func (c *checker) wrapperOf(h *handout, t *target, rets []*ast.ReturnStmt, sig *
 			return &handsOut{Item: out.Item, Flag: -1} // returns that disagree: no flag
 		}
 	}
-	return out
-}
-
-func isBool(t types.Type) bool {
-	b, ok := t.Underlying().(*types.Basic)
-	return ok && b.Kind() == types.Bool
-}
-
-// passesOn says whether d returns a hand-out call's results as they are
-// (return q.inner.Get()): it is then a wrapper with the same layout.
-func (c *checker) passesOn(d *ast.FuncDecl) *handsOut {
-	var out *handsOut
-	ast.Inspect(d.Body, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.FuncLit:
-			return false
-		case *ast.ReturnStmt:
-			if len(n.Results) != 1 || out != nil {
-				return false
-			}
-			if call, ok := ast.Unparen(n.Results[0]).(*ast.CallExpr); ok {
-				if layout, _, _ := c.handoutCall(call); layout != nil {
-					l := *layout
-					out = &l
-				}
-			}
-			return false
-		}
-		return true
-	})
 	return out
 }

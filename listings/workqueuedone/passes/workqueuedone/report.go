@@ -15,24 +15,34 @@ import (
 // panic:, each naming the path it is about and quoting the Done as the
 // function writes it.
 
+func diag(pos, end token.Pos, msg string) analysis.Diagnostic {
+	return analysis.Diagnostic{Pos: pos, End: end, Message: msg}
+}
+
 // check follows every path of one hand-out and reports what leaks: the
 // paths that leave holding the item (stall:, forget:), the second Done on
 // a path (double:), receivers of a channel it is sent on that drop it,
 // hand-offs to an end it cannot see (only with -strict), and, where no
-// path leaks, a Done that a panic could skip (panic:). It returns how
+// path leaks, one Done that a panic could skip (panic:). It returns how
 // many reports it made.
-func (c *checker) check(h *handout, fn funcInfo) int {
-	t, start, index := c.targetOf(h, fn)
-	if start == nil {
-		return 0
+func (c *checker) check(h *handout) int {
+	res := c.walkOf(h, false).runFrom(h.call)
+	if res.gaveUp {
+		return 0 // too many paths to follow: precise, not loud
 	}
-	res := c.walk(t, start, index)
 	reports := 0
-	fset := c.pass.Fset
-	line := func(p token.Pos) int { return fset.Position(p).Line }
-	getLine := line(h.call.Pos())
-	done := c.doneText(h, t, fn)
-	fix := c.fix(h, t, fn, res)
+	line := func(p token.Pos) int { return c.pass.Fset.Position(p).Line }
+	getLine := line(h.pos)
+	done := res.doneText
+	switch {
+	case done != "":
+	case h.wrapper == nil:
+		done = fmt.Sprintf("%s.Done(%s)", h.queue, h.itemName)
+	default:
+		done = "a Done of " + h.itemName
+	}
+	fix := c.fix(h, res)
+	fnName := funcName(h.fn)
 
 	// Leaks, grouped by the place they leave; each path is named by the
 	// last branch it took.
@@ -59,7 +69,7 @@ func (c *checker) check(h *handout, fn funcInfo) int {
 		switch {
 		case l.deferIn:
 			where = fmt.Sprintf("%s the loop goes back to %s here, but defer %s runs only when %s returns",
-				onPaths(paths), h.method, done, fn.name)
+				onPaths(paths), h.method, done, fnName)
 		case l.looped:
 			where = fmt.Sprintf("%s the loop goes back to %s here without %s", onPaths(paths), h.method, done)
 		default:
@@ -68,12 +78,13 @@ func (c *checker) check(h *handout, fn funcInfo) int {
 		where = strings.TrimPrefix(strings.ReplaceAll(where, "  ", " "), " ")
 		var msg string
 		if forgot != token.NoPos {
+			ft, _, _ := c.callText(c.lparenAt(forgot))
 			msg = fmt.Sprintf("forget: %s on line %d resets the backoff but is not Done: %s on line %d handed out %s, and %s",
-				c.forgetText(forgot), line(forgot), h.name, getLine, h.itemName, where)
+				ft, line(forgot), h.name, getLine, h.itemName, where)
 		} else {
 			msg = fmt.Sprintf("stall: %s on line %d hands out %s, and %s", h.name, getLine, h.itemName, where)
 		}
-		d := analysis.Diagnostic{Pos: l.pos, End: l.end, Message: msg}
+		d := diag(l.pos, l.end, msg)
 		if fix != nil {
 			d.SuggestedFixes = []analysis.SuggestedFix{*fix}
 		}
@@ -94,7 +105,7 @@ func (c *checker) check(h *handout, fn funcInfo) int {
 		seen[d.pos] = true
 		msg := fmt.Sprintf("double: %s is the second Done of %s on this path (the first is on line %d, after %s on line %d handed it out); if %s was added again meanwhile, each Done queues it, and two workers are handed it at once",
 			d.text, h.itemName, line(d.first), h.name, getLine, h.itemName)
-		if c.report(analysis.Diagnostic{Pos: d.pos, End: d.end, Message: msg}) {
+		if c.report(diag(d.pos, d.end, msg)) {
 			reports++
 		}
 	}
@@ -103,14 +114,14 @@ func (c *checker) check(h *handout, fn funcInfo) int {
 	// seen, unless -strict.
 	for _, ho := range res.handoffs {
 		end := &channelEnd{unseen: "out of the analyzer's sight"}
-		if ho.channel != nil {
-			end = c.channelEndOf(ho.channel)
+		if ho.channel != nil || ho.param {
+			end = c.channelEndOf(ho)
 		}
 		if end.unseen != "" {
 			if strict {
 				msg := fmt.Sprintf("stall: %s on line %d hands out %s, and it is %s here; the other end is %s, where no Done can be checked (-strict)",
 					h.name, getLine, h.itemName, ho.what, end.unseen)
-				if c.report(analysis.Diagnostic{Pos: ho.pos, Message: msg}) {
+				if c.report(diag(ho.pos, token.NoPos, msg)) {
 					reports++
 				}
 			}
@@ -120,68 +131,85 @@ func (c *checker) check(h *handout, fn funcInfo) int {
 	}
 
 	if reportPanic && len(res.leaks) == 0 && len(res.doubles) == 0 {
-		seen := map[token.Pos]bool{}
-		advice := "defer it after the shutdown check"
-		if res.looped {
-			// A defer in the loop would wait for the function to return.
-			advice = "move the work after " + h.method + " into a function that defers it"
-		}
-		for _, e := range res.exposed {
-			if seen[e.pos] {
-				continue
-			}
-			seen[e.pos] = true
-			msg := fmt.Sprintf("panic: %s is not deferred: a panic between %s on line %d and here leaves %s never Done; %s",
-				e.text, h.name, getLine, h.itemName, advice)
-			if c.report(analysis.Diagnostic{Pos: e.pos, Message: msg}) {
-				reports++
-			}
-		}
+		reports += c.reportExposed(res, fmt.Sprintf("%s on line %d", h.name, getLine), h.itemName, h.method)
 	}
 	return reports
+}
+
+// reportExposed makes the one panic: report of an item, at the first Done
+// that a panic before it could skip.
+func (c *checker) reportExposed(res *walkResult, from, item, method string) int {
+	if len(res.exposed) == 0 {
+		return 0
+	}
+	first := res.exposed[0]
+	for _, e := range res.exposed {
+		if e.pos < first.pos {
+			first = e
+		}
+	}
+	advice := "defer it after the shutdown check"
+	if res.looped {
+		// A defer in the loop would wait for the function to return.
+		advice = "move the work after " + method + " into a function that defers it"
+	}
+	msg := fmt.Sprintf("panic: %s is not deferred: a panic between %s and here leaves %s never Done; %s",
+		first.text, from, item, advice)
+	if c.report(diag(first.pos, token.NoPos, msg)) {
+		return 1
+	}
+	return 0
 }
 
 // checkReceivers follows each receiver of the channel an item is sent on,
 // as a hand-out of its own, and reports one that does not release what it
 // received, once per receiver.
 func (c *checker) checkReceivers(h *handout, ho *handoff, end *channelEnd) int {
-	fset := c.pass.Fset
-	line := func(p token.Pos) int { return fset.Position(p).Line }
+	line := func(p token.Pos) int { return c.pass.Fset.Position(p).Line }
 	reports := 0
 	for _, r := range end.receivers {
 		if c.receiverAt[r.pos] {
 			continue
 		}
-		var leaks []leak
-		if r.v == nil {
-			leaks = []leak{{pos: r.pos}}
-		} else {
-			t := &target{
-				vars:      c.aliases(r.body, map[*types.Var]bool{r.v: true}),
-				skip:      r.skip,
-				skipBlock: r.skipBlock,
+		c.receiverAt[r.pos] = true
+		var res *walkResult
+		if r.item != nil {
+			res = c.walkReceiver(r)
+			if res.gaveUp {
+				continue
 			}
-			if r.ok != nil {
-				t.shutdown, t.shutdownKind = r.ok, "ok"
-			}
-			c.findCarriers(r.body, t)
-			leaks = c.walk(t, r.block, r.index).leaks
 		}
-		if len(leaks) == 0 {
+		name := nameOf(r.item)
+		if name == "" {
+			name = "it"
+		}
+		if res != nil && len(res.leaks) == 0 {
+			if reportPanic && len(res.doubles) == 0 {
+				reports += c.reportExposed(res, fmt.Sprintf("the receive on line %d", line(r.pos)), name, "the receive")
+			}
 			continue
 		}
-		c.receiverAt[r.pos] = true
 		what := "drops it"
-		if r.v != nil {
-			what = fmt.Sprintf("does not call Done on %s on every path", r.v.Name())
+		if r.item != nil {
+			what = fmt.Sprintf("does not call Done on %s on every path", name)
 		}
 		msg := fmt.Sprintf("stall: this receive takes %s, which %s on line %d handed out and line %d %s, and %s",
-			h.itemName, h.name, line(h.call.Pos()), line(ho.pos), ho.what, what)
-		if c.report(analysis.Diagnostic{Pos: r.pos, Message: msg}) {
+			h.itemName, h.name, line(h.pos), line(ho.pos), ho.what, what)
+		if c.report(diag(r.pos, token.NoPos, msg)) {
 			reports++
 		}
 	}
 	return reports
+}
+
+// lparenAt is the Lparen of the call that starts at pos.
+func (c *checker) lparenAt(pos token.Pos) token.Pos {
+	for lp, call := range c.callAt {
+		if call.Pos() == pos {
+			return lp
+		}
+	}
+	return pos
 }
 
 // pathNames names each leaking path by the last branch it took, or ""
@@ -190,10 +218,8 @@ func (c *checker) pathNames(ls []leak) []string {
 	type side struct{ t, f bool }
 	sides := map[token.Pos]*side{}
 	var order []token.Pos
-	plain := false
 	for _, l := range ls {
 		if l.via == token.NoPos {
-			plain = true
 			continue
 		}
 		if sides[l.via] == nil {
@@ -217,7 +243,7 @@ func (c *checker) pathNames(ls []leak) []string {
 			out = append(out, fmt.Sprintf("where %s (line %d) is %t", cond, line, s.t))
 		}
 	}
-	if len(out) == 0 || (plain && len(out) == 0) {
+	if len(out) == 0 {
 		return []string{""}
 	}
 	return out
@@ -275,52 +301,4 @@ func (c *checker) condText(pos token.Pos) string {
 		s = s[:37] + "..."
 	}
 	return s
-}
-
-// doneText is the Done the message asks for: the function's own Done of
-// the item as it is written there, if it has one, else the queue's Done.
-func (c *checker) doneText(h *handout, t *target, fn funcInfo) string {
-	text := ""
-	ast.Inspect(fn.body, func(n ast.Node) bool {
-		if call, ok := n.(*ast.CallExpr); ok && text == "" && calledName(call) == "Done" && c.callReleases(t, call) {
-			text = types.ExprString(call)
-		}
-		return text == ""
-	})
-	switch {
-	case text != "":
-		return text
-	case h.wrapper == nil:
-		return fmt.Sprintf("%s.Done(%s)", h.queue, h.itemName)
-	default:
-		return "a Done of " + h.itemName
-	}
-}
-
-// forgetText is the Forget call at pos as written.
-func (c *checker) forgetText(pos token.Pos) string {
-	text := "Forget"
-	if f := c.fileOf(pos); f != nil {
-		ast.Inspect(f, func(n ast.Node) bool {
-			if call, ok := n.(*ast.CallExpr); ok && call.Pos() == pos {
-				text = types.ExprString(call)
-				return false
-			}
-			return n == nil || (n.Pos() <= pos && pos < n.End())
-		})
-	}
-	return text
-}
-
-// calledName is the name of the function or method call calls, as written.
-func calledName(call *ast.CallExpr) string {
-	switch f := ast.Unparen(call.Fun).(type) {
-	case *ast.Ident:
-		return f.Name
-	case *ast.SelectorExpr:
-		return f.Sel.Name
-	case *ast.IndexExpr:
-		return calledName(&ast.CallExpr{Fun: f.X})
-	}
-	return ""
 }

@@ -7,13 +7,13 @@ import (
 	"go/token"
 	"go/types"
 
-	"golang.org/x/tools/go/cfg"
 )
 
 // The shutdown check. On its shutdown side the queue handed nothing out
 // (Get returns the zero item), so no path through it is followed. The
-// check is found in the condition of a branch of the control-flow graph,
-// which holds a whole condition (go/cfg does not split && and ||).
+// walk reads it on SSA (walk.flagTest), where && and || are branches of
+// their own; here it is read on the syntax, for a helper that returns the
+// flag and for the suggested fix.
 
 // shutdownFlag is the fact that a function returns whether the queue shut
 // down, given the flag as its parameter Param: func stopped(quit bool)
@@ -138,22 +138,4 @@ func (c *checker) flagHelper(d *ast.FuncDecl) *shutdownFlag {
 		}
 	}
 	return nil
-}
-
-// branchTest reads the condition that ends block b, if it is a branch:
-// +1 if its true side is taken only when nothing was handed out, -1 if its
-// false side is, 0 otherwise. A switch case is read against its tag.
-func (c *checker) branchTest(b *cfg.Block, t *target) int {
-	if t.shutdown == nil || len(b.Succs) != 2 || len(b.Nodes) == 0 {
-		return 0
-	}
-	cond, ok := b.Nodes[len(b.Nodes)-1].(ast.Expr)
-	if !ok {
-		return 0
-	}
-	if tag := c.caseTags[cond]; tag != nil {
-		// switch quit { case true: }: the case is tag == cond.
-		cond = &ast.BinaryExpr{X: tag, Op: token.EQL, Y: cond, OpPos: cond.Pos()}
-	}
-	return c.flagTest(cond, t.shutdown, t.shutdownKind)
 }

@@ -12,32 +12,26 @@ import (
 	"golang.org/x/tools/go/analysis/passes/inspect"
 	"golang.org/x/tools/go/ast/inspector"
 	"golang.org/x/tools/go/cfg"
+	"golang.org/x/tools/go/ssa"
 )
 
-// The pass: the package's functions and their facts first, then every
-// hand-out; reports go through one funnel that leaves out test files
-// (unless -tests) and reports accepted by a directive.
-
-// A funcInfo is one function of the package, declared or literal.
-type funcInfo struct {
-	name string // its name, or "the function literal"
-	node ast.Node
-	decl *ast.FuncDecl // nil for a literal
-	body *ast.BlockStmt
-	g    *cfg.CFG
-}
+// The pass: the package's SSA form, built only where there is something to
+// follow; the functions' facts; then every hand-out. Reports go through
+// one funnel that leaves out test files (unless -tests) and reports
+// accepted by a directive.
 
 // checker holds what one pass knows about its package.
 type checker struct {
 	pass *analysis.Pass
 	cfgs *ctrlflow.CFGs
 
-	funcs       []funcInfo
-	params      map[*types.Var]bool   // every function's parameters
-	caseTags    map[ast.Expr]ast.Expr // a switch case's value -> its switch's tag
-	lits        map[*ast.FuncLit]bool // being walked (no recursion)
-	channels    map[types.Object]*channelEnd
-	aliasGraphs map[*ast.BlockStmt]map[*types.Var][]*types.Var
+	funcs     []*ssa.Function // the package's functions and literals, in source order
+	ids       ids
+	noReturn  map[token.Pos]bool // calls (by Lparen) that never return
+	callAt    map[token.Pos]*ast.CallExpr
+	returnAt  map[token.Pos]*ast.ReturnStmt
+	releasing map[*ssa.Function]bool
+	channels  map[types.Object]*channelEnd
 
 	// What this package's functions are, as facts for other packages.
 	facts       map[*types.Func]*releases
@@ -55,11 +49,12 @@ func run(pass *analysis.Pass) (any, error) {
 	c := &checker{
 		pass:        pass,
 		cfgs:        pass.ResultOf[ctrlflow.Analyzer].(*ctrlflow.CFGs),
-		params:      map[*types.Var]bool{},
-		caseTags:    map[ast.Expr]ast.Expr{},
-		lits:        map[*ast.FuncLit]bool{},
+		ids:         ids{m: map[any]int{}},
+		noReturn:    map[token.Pos]bool{},
+		callAt:      map[token.Pos]*ast.CallExpr{},
+		returnAt:    map[token.Pos]*ast.ReturnStmt{},
+		releasing:   map[*ssa.Function]bool{},
 		channels:    map[types.Object]*channelEnd{},
-		aliasGraphs: map[*ast.BlockStmt]map[*types.Var][]*types.Var{},
 		facts:       map[*types.Func]*releases{},
 		wrappers:    map[*types.Func]*handsOut{},
 		stores:      map[*types.Func]*storesParam{},
@@ -76,47 +71,111 @@ func run(pass *analysis.Pass) (any, error) {
 		return c.results, nil
 	}
 
-	for cur := range insp.Root().Preorder((*ast.FuncDecl)(nil), (*ast.FuncLit)(nil), (*ast.SwitchStmt)(nil)) {
+	// The shutdown-flag helpers are read from the syntax (a body of one
+	// return), and a package needs SSA only if it calls a queue's method
+	// or a function with a fact.
+	need := false
+	for cur := range insp.Root().Preorder((*ast.FuncDecl)(nil), (*ast.FuncLit)(nil), (*ast.CallExpr)(nil), (*ast.ReturnStmt)(nil)) {
 		switch n := cur.Node().(type) {
 		case *ast.FuncDecl:
-			if n.Body == nil {
-				continue
-			}
-			if g := c.cfgs.FuncDecl(n); g != nil {
-				c.funcs = append(c.funcs, funcInfo{name: n.Name.Name, node: n, decl: n, body: n.Body, g: g})
-			}
-			for _, v := range c.paramVars(n.Type) {
-				c.params[v] = true
-			}
-		case *ast.FuncLit:
-			if g := c.cfgs.FuncLit(n); g != nil {
-				c.funcs = append(c.funcs, funcInfo{name: "the function literal", node: n, body: n.Body, g: g})
-			}
-			for _, v := range c.paramVars(n.Type) {
-				c.params[v] = true
-			}
-		case *ast.SwitchStmt:
-			if n.Tag == nil {
-				continue
-			}
-			for _, cc := range n.Body.List {
-				for _, e := range cc.(*ast.CaseClause).List {
-					c.caseTags[e] = n.Tag
+			if obj, ok := pass.TypesInfo.Defs[n.Name].(*types.Func); ok {
+				if f := c.flagHelper(n); f != nil {
+					c.flagHelpers[obj] = f
 				}
 			}
+			if n.Body != nil {
+				c.noReturns(c.cfgs.FuncDecl(n), n.Body)
+			}
+		case *ast.FuncLit:
+			c.noReturns(c.cfgs.FuncLit(n), n.Body)
+		case *ast.CallExpr:
+			c.callAt[n.Lparen] = n
+			if !need {
+				if m, _ := queueMethod(pass.TypesInfo, n); m != "" {
+					need = true
+				} else if fn := calleeOrigin(pass.TypesInfo, n); fn != nil && fn.Pkg() != pass.Pkg &&
+					(c.wrapperFact(fn) != nil || c.releasesFact(fn) != nil || c.storesFact(fn) != nil) {
+					need = true
+				}
+			}
+		case *ast.ReturnStmt:
+			c.returnAt[n.Return] = n
 		}
 	}
-
-	c.computeFacts()
-
-	// Then every hand-out, in the function (or literal) it is made in.
-	for _, fn := range c.funcs {
-		for _, h := range c.handouts(fn.g, fn, true) {
-			c.counted(fn, h.call.Pos(), c.check(h, fn), true)
+	if need {
+		c.buildSSA()
+		c.computeFacts()
+		for _, fn := range c.funcs {
+			for _, h := range c.handouts(fn, true) {
+				c.counted(fn, h.pos, c.check(h), true)
+			}
 		}
 	}
+	exportFacts(c, c.flagHelpers)
 	c.reportDirectiveProblems()
 	return c.results, nil
+}
+
+// buildSSA builds the package's SSA form, with debug information (a
+// branch is named by its condition as written), and lists its functions
+// and function literals in source order.
+func (c *checker) buildSSA() {
+	prog := ssa.NewProgram(c.pass.Fset, ssa.BuilderMode(0))
+	for _, p := range c.pass.Pkg.Imports() {
+		prog.CreatePackage(p, nil, nil, true)
+	}
+	pkg := prog.CreatePackage(c.pass.Pkg, c.pass.Files, c.pass.TypesInfo, false)
+	pkg.SetDebugMode(true)
+	pkg.Build()
+	var add func(fn *ssa.Function)
+	add = func(fn *ssa.Function) {
+		c.funcs = append(c.funcs, fn)
+		for _, a := range fn.AnonFuncs {
+			add(a)
+		}
+	}
+	for _, f := range c.pass.Files {
+		for _, d := range f.Decls {
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || fd.Body == nil {
+				continue
+			}
+			obj, ok := c.pass.TypesInfo.Defs[fd.Name].(*types.Func)
+			if !ok {
+				continue
+			}
+			if fn := prog.FuncValue(obj); fn != nil && fn.Blocks != nil {
+				add(fn)
+			}
+		}
+	}
+}
+
+// noReturns records the calls that end a block of g with no successor and
+// no return: calls of functions that never return (os.Exit, klog.Fatal),
+// which ctrlflow knows across packages.
+func (c *checker) noReturns(g *cfg.CFG, body *ast.BlockStmt) {
+	if g == nil || len(g.Blocks) == 0 {
+		return
+	}
+	for _, b := range g.Blocks {
+		if len(b.Succs) != 0 || !b.Live || b.Return() != nil || len(b.Nodes) == 0 {
+			continue
+		}
+		es, ok := b.Nodes[len(b.Nodes)-1].(*ast.ExprStmt)
+		if !ok {
+			continue
+		}
+		call, ok := ast.Unparen(es.X).(*ast.CallExpr)
+		if !ok {
+			continue
+		}
+		// The function's own last block ends with no successor too.
+		if len(body.List) > 0 && body.List[len(body.List)-1] == es {
+			continue
+		}
+		c.noReturn[call.Lparen] = true
+	}
 }
 
 // reportDirectiveProblems reports each directive that is malformed or
@@ -127,111 +186,26 @@ func (c *checker) reportDirectiveProblems() {
 	}
 }
 
-// computeFacts works out what the package's functions do with an item:
-// release a parameter, store one, return a queue's item (a wrapper), or
-// return the shutdown flag. One may call another, so it goes round until
-// nothing changes (each round can only add).
-func (c *checker) computeFacts() {
-	// Only a function that calls another of this package can learn
-	// anything in a later round.
-	callsLocal := map[*ast.FuncDecl]bool{}
-	for _, fn := range c.funcs {
-		if fn.decl == nil {
-			continue
+func (c *checker) paramVars(ft *ast.FuncType) []*types.Var {
+	var out []*types.Var
+	for _, f := range ft.Params.List {
+		if len(f.Names) == 0 {
+			out = append(out, nil)
 		}
-		ast.Inspect(fn.body, func(n ast.Node) bool {
-			if call, ok := n.(*ast.CallExpr); ok {
-				if f := calleeOrigin(c.pass.TypesInfo, call); f != nil && f.Pkg() == c.pass.Pkg {
-					callsLocal[fn.decl] = true
-				}
-			}
-			return !callsLocal[fn.decl]
-		})
-	}
-	for round := 0; round < 10; round++ {
-		changed := false
-		for _, fn := range c.funcs {
-			if fn.decl == nil || (round > 0 && !callsLocal[fn.decl]) {
-				continue
-			}
-			obj, _ := c.pass.TypesInfo.Defs[fn.decl.Name].(*types.Func)
-			if obj == nil {
-				continue
-			}
-			if _, ok := c.flagHelpers[obj]; !ok {
-				if f := c.flagHelper(fn.decl); f != nil {
-					c.flagHelpers[obj] = f
-					changed = true
-				}
-			}
-			callsRelease := c.mayRelease(fn.body)
-			if r := c.releasedParams(fn.decl, callsRelease); len(r) > 0 && (c.facts[obj] == nil || len(c.facts[obj].Params) < len(r)) {
-				c.facts[obj] = &releases{Params: r}
-				changed = true
-			}
-			if s := c.storedParams(fn.decl); len(s) > 0 && (c.stores[obj] == nil || len(c.stores[obj].Params) < len(s)) {
-				c.stores[obj] = &storesParam{Params: s}
-				changed = true
-			}
-			if _, ok := c.wrappers[obj]; !ok {
-				if w := c.passesOn(fn.decl); w != nil {
-					c.wrappers[obj] = w
-					changed = true
-					continue
-				}
-				for _, h := range c.handouts(fn.g, fn, false) {
-					t, start, index := c.targetOf(h, fn)
-					if start == nil {
-						continue
-					}
-					res := c.walk(t, start, index)
-					if w := c.wrapperOf(h, t, res.returned, obj.Type().(*types.Signature)); w != nil {
-						c.wrappers[obj] = w
-						changed = true
-						break
-					}
-				}
-			}
-		}
-		if !changed {
-			break
+		for _, id := range f.Names {
+			v, _ := c.pass.TypesInfo.Defs[id].(*types.Var)
+			out = append(out, v)
 		}
 	}
-	exportFacts(c, c.facts)
-	exportFacts(c, c.wrappers)
-	exportFacts(c, c.stores)
-	exportFacts(c, c.flagHelpers)
+	return out
 }
 
-// targetOf is what the walk of h looks for, and where it starts.
-func (c *checker) targetOf(h *handout, fn funcInfo) (*target, *cfg.Block, int) {
-	t := &target{
-		vars:         map[*types.Var]bool{},
-		skip:         h.stmt,
-		shutdown:     h.shutdown,
-		shutdownKind: h.shutdownKind,
+// funcName is how messages and results name fn.
+func funcName(fn *ssa.Function) string {
+	if fn.Parent() != nil {
+		return "the function literal"
 	}
-	if h.item != nil {
-		t.vars = c.aliases(fn.body, map[*types.Var]bool{h.item: true})
-	}
-	if h.itemExpr != "" {
-		t.exprs = map[string]bool{h.itemExpr: true}
-	}
-	switch {
-	case h.wrapper == nil:
-		t.queue = &queueRef{exprs: c.queueAliases(fn.body, h.queue)}
-	case h.queue != "":
-		t.queue = &queueRef{exprs: c.queueAliases(fn.body, h.queue), wrapperRecv: namedRecv(h.wrapper)}
-	}
-	c.findCarriers(fn.body, t)
-	for _, b := range fn.g.Blocks {
-		for i, n := range b.Nodes {
-			if n == h.stmt {
-				return t, b, i + 1
-			}
-		}
-	}
-	return t, nil, 0
+	return fn.Name()
 }
 
 // skipFile reports whether reports in f are left out: a _test.go file,
@@ -257,14 +231,27 @@ func (c *checker) report(d analysis.Diagnostic) bool {
 }
 
 // counted records a hand-out in the analyzer's result.
-func (c *checker) counted(fn funcInfo, get token.Pos, reports int, record bool) {
+func (c *checker) counted(fn *ssa.Function, get token.Pos, reports int, record bool) {
 	if !record {
 		return
 	}
 	if f := c.fileOf(get); f != nil && c.skipFile(f) {
 		return // not counted where nothing is reported
 	}
-	c.results = append(c.results, Handout{Func: fn.name, FuncPos: fn.node.Pos(), Get: get, Reports: reports})
+	pos := token.NoPos
+	if s := fn.Syntax(); s != nil {
+		pos = s.Pos()
+	}
+	c.results = append(c.results, Handout{Func: funcName(fn), FuncPos: pos, Get: get, Reports: reports})
+}
+
+func (c *checker) fileOf(pos token.Pos) *ast.File {
+	for _, f := range c.pass.Files {
+		if f.FileStart <= pos && pos <= f.FileEnd {
+			return f
+		}
+	}
+	return nil
 }
 
 // reachQueue remembers, across the packages of one process, whether a
@@ -286,25 +273,6 @@ func reachesQueue(pkg *types.Package) bool {
 		found = reachesQueue(imp)
 	}
 	reachQueue.Store(pkg, found)
-	return found
-}
-
-// mayRelease reports whether body (literals in it included) calls
-// anything that can release an item: a Done, or a function known to
-// release; functions that cannot are not walked at all.
-func (c *checker) mayRelease(body *ast.BlockStmt) bool {
-	found := false
-	ast.Inspect(body, func(n ast.Node) bool {
-		switch n := n.(type) {
-		case *ast.CallExpr:
-			if isDone(c.pass.TypesInfo, n) || calledName(n) == "Done" {
-				found = true
-			} else if fn := calleeOrigin(c.pass.TypesInfo, n); fn != nil && c.releasesFact(fn) != nil {
-				found = true
-			}
-		}
-		return !found
-	})
 	return found
 }
 

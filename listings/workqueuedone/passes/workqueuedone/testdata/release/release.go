@@ -15,7 +15,7 @@ func Finish(q workqueue.TypedRateLimitingInterface[string], key string, err erro
 }
 
 // Requeue forgets to release key when there is no error.
-func Requeue(q workqueue.TypedRateLimitingInterface[string], key string, err error) {
+func Requeue(q workqueue.TypedRateLimitingInterface[string], key string, err error) { // want Requeue:`sometimes\[1\]`
 	if err != nil {
 		q.AddRateLimited(key)
 		q.Done(key)

@@ -40,7 +40,7 @@ func (w *walk) call(fr *frame, b *ssa.BasicBlock, i int, ins *ssa.Call, st *stat
 		for j, a := range cc.Args {
 			snaps[j] = w.snap(fr, a, st)
 		}
-		w.inline(fr, callee, bindings, snaps, *st, false, last, func(after state, results []pathSet) {
+		w.inline(fr, callee, bindings, snaps, *st, false, last, ins.Pos(), func(after state, results []pathSet) {
 			if len(results) == 1 {
 				after.set("s"+id, results[0].encode())
 			} else {
@@ -218,7 +218,7 @@ func (w *walk) runDefers(fr *frame, b *ssa.BasicBlock, i int, st *state, last to
 		}
 		snaps[j] = argSnap{paths: decodePaths(p), key: c.valueKey(fr, a), boolc: bc}
 	}
-	w.inline(fr, callee, bindings, snaps, *st, true, last, func(after state, _ []pathSet) {
+	w.inline(fr, callee, bindings, snaps, *st, true, last, d.Pos(), func(after state, _ []pathSet) {
 		if !w.runDefers(fr, b, i, &after, last, k) {
 			w.block(fr, b, i+1, after, last, k)
 		}
@@ -246,7 +246,7 @@ func (w *walk) goCall(fr *frame, ins *ssa.Go, st *state) {
 	sub := *st
 	sub.releasedAt, sub.deferredAt, sub.handedOff, sub.called = token.NoPos, token.NoPos, token.NoPos, false
 	all, any := true, false
-	w.inline(fr, callee, bindings, snaps, sub, false, token.NoPos, func(after state, _ []pathSet) {
+	w.inline(fr, callee, bindings, snaps, sub, false, token.NoPos, ins.Pos(), func(after state, _ []pathSet) {
 		any = true
 		if after.releasedAt == token.NoPos && after.handedOff == token.NoPos {
 			all = false
@@ -260,14 +260,17 @@ func (w *walk) goCall(fr *frame, ins *ssa.Go, st *state) {
 
 // inline walks a function literal in place, from its entry, and calls k
 // at each of its returns.
-func (w *walk) inline(fr *frame, callee *ssa.Function, bindings []ssa.Value, args []argSnap, st state, runDeferred bool, last token.Pos, k cont) {
+func (w *walk) inline(fr *frame, callee *ssa.Function, bindings []ssa.Value, args []argSnap, st state, runDeferred bool, last, site token.Pos, k cont) {
 	if len(callee.Blocks) == 0 {
 		k(st, nil)
 		return
 	}
 	nf := &frame{
 		fn: callee, parent: fr, depth: fr.depth + 1, runDeferred: runDeferred,
-		params: map[*ssa.Parameter]argSnap{}, free: map[*ssa.FreeVar]string{},
+		params: map[*ssa.Parameter]argSnap{}, free: map[*ssa.FreeVar]string{}, site: site,
+	}
+	if fr.parent != nil {
+		nf.site = fr.site
 	}
 	for j, p := range callee.Params {
 		if j < len(args) {

@@ -148,7 +148,7 @@ func (c *checker) paramFacts(fn *ssa.Function) (*releases, *storesParam) {
 			case every:
 				r.Fields = append(r.Fields, strconv.Itoa(j-off)+"."+path[1:])
 			}
-			if path == itself && res.released {
+			if res.released && !slices.Contains(r.Some, j-off) {
 				r.Some = append(r.Some, j-off)
 			}
 			if path == itself {

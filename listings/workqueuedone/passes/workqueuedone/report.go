@@ -96,15 +96,19 @@ func (c *checker) check(h *handout) int {
 	// A second Done on a path.
 	seen := map[token.Pos]bool{}
 	for _, d := range res.doubles {
-		if seen[d.pos] || d.first == d.pos {
+		if seen[d.pos] || (d.first == d.pos && d.site == d.first2) {
 			// The same Done reached again round a loop that does not hand
 			// the item out again: its own condition usually lets it run
 			// once, which the analyzer cannot know. Precise, not loud.
 			continue
 		}
 		seen[d.pos] = true
-		msg := fmt.Sprintf("double: %s is the second Done of %s on this path (the first is on line %d, after %s on line %d handed it out); if %s was added again meanwhile, each Done queues it, and two workers are handed it at once",
-			d.text, h.itemName, line(d.first), h.name, getLine, h.itemName)
+		first := fmt.Sprintf("on line %d", line(d.first))
+		if d.first2.IsValid() && d.first2 != d.first {
+			first += fmt.Sprintf(", through the call on line %d", line(d.first2))
+		}
+		msg := fmt.Sprintf("double: %s is the second Done of %s on this path (the first is %s, after %s on line %d handed it out); if %s was added again meanwhile, each Done queues it, and two workers are handed it at once",
+			d.text, h.itemName, first, h.name, getLine, h.itemName)
 		if c.report(diag(d.pos, d.end, msg)) {
 			reports++
 		}

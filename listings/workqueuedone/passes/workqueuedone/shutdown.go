@@ -6,7 +6,6 @@ import (
 	"go/constant"
 	"go/token"
 	"go/types"
-
 )
 
 // The shutdown check. On its shutdown side the queue handed nothing out

@@ -31,9 +31,9 @@ const (
 	finisher = "λ"
 )
 
-func (p pathSet) holds() bool        { return slices.Contains(p, itself) }
-func (p pathSet) empty() bool        { return len(p) == 0 }
-func (p pathSet) encode() string     { return strings.Join(p, ",") }
+func (p pathSet) holds() bool    { return slices.Contains(p, itself) }
+func (p pathSet) empty() bool    { return len(p) == 0 }
+func (p pathSet) encode() string { return strings.Join(p, ",") }
 func decodePaths(s string) pathSet {
 	if s == "" || s == "-" {
 		return nil
@@ -55,6 +55,16 @@ func (p pathSet) under(comp string) pathSet {
 		}
 	}
 	return normal(out)
+}
+
+// underPath is under for each component of a dotted path.
+func (p pathSet) underPath(path string) pathSet {
+	for _, comp := range strings.Split(path, ".") {
+		if comp != "" {
+			p = p.under(comp)
+		}
+	}
+	return p
 }
 
 // within is p, held at component comp of a larger value.
@@ -93,17 +103,18 @@ func normal(p pathSet) pathSet {
 // comparable value, so that a walk visits a block once per state.
 type state struct {
 	releasedAt token.Pos // the first release on this path
+	firstSite  token.Pos // ... and its site (frame.site)
 	deferredAt token.Pos // a deferred release waits for the return
 	// deferredDepth is the depth of the frame whose return runs it.
 	deferredDepth int
-	handedOff  token.Pos // the item left in someone else's hands
-	forgot     token.Pos // the first Forget of the item
-	called     bool      // a call that can panic since the hand-out
-	stale      bool      // the hand-out ran again: its result is another item
-	picked     bool      // a loop over a batch has come to the item's element
-	via        token.Pos // the condition of the last branch taken
-	viaTrue    bool
-	returned   bool // the item was returned to the caller
+	handedOff     token.Pos // the item left in someone else's hands
+	forgot        token.Pos // the first Forget of the item
+	called        bool      // a call that can panic since the hand-out
+	stale         bool      // the hand-out ran again: its result is another item
+	picked        bool      // a loop over a batch has come to the item's element
+	via           token.Pos // the condition of the last branch taken
+	viaTrue       bool
+	returned      bool // the item was returned to the caller
 
 	// defers is the stack of deferred calls that may touch the item, as
 	// "id:args" entries joined by "|" (args are the snapshots of the
@@ -168,6 +179,9 @@ func (st *state) cellPaths(key string) pathSet {
 			continue
 		}
 		switch {
+		case strings.HasPrefix("c"+key, k+"."):
+			// A cell that holds a whole struct: the part asked for.
+			out = append(out, decodePaths(v).underPath(key[len(k):])...)
 		case k == "c"+key:
 			out = append(out, decodePaths(v)...)
 		case strings.HasPrefix(k, "c"+key+"."):
@@ -196,6 +210,10 @@ type frame struct {
 	depth  int
 	// runDeferred: a deferred literal, run at its caller's return.
 	runDeferred bool
+	// site is where the walked function's own code calls into this
+	// frame: two calls of one literal are two sites, one Done in it
+	// reached twice round a loop is one.
+	site token.Pos
 }
 
 // An argSnap is an argument as the call saw it.
@@ -354,13 +372,13 @@ func (c *checker) pathsDepth(w *walk, fr *frame, v ssa.Value, st *state, depth i
 		return nil
 	case *ssa.UnOp:
 		if v.Op == token.MUL {
-			return st.cellPaths(c.valueKey(fr, v.X))
+			return c.pointee(w, fr, c.valueKey(fr, v.X), st)
 		}
 	case *ssa.Slice:
 		return rec(v.X)
 	case *ssa.Alloc, *ssa.MakeSlice, *ssa.MakeMap, *ssa.FieldAddr, *ssa.IndexAddr, *ssa.FreeVar, *ssa.Global:
 		// A reference: what it points to.
-		return st.cellPaths(c.valueKey(fr, v))
+		return c.pointee(w, fr, c.valueKey(fr, v), st)
 	case *ssa.Call:
 		if b, ok := v.Call.Value.(*ssa.Builtin); ok && b.Name() == "append" && len(v.Call.Args) == 2 {
 			out := rec(v.Call.Args[0])
@@ -372,6 +390,39 @@ func (c *checker) pathsDepth(w *walk, fr *frame, v ssa.Value, st *state, depth i
 		}
 	}
 	return nil
+}
+
+// pointee is what the memory at key holds: what the path stored there,
+// or, below a root that is itself a reference (a parameter *work walked
+// for its field), the part of the root it is.
+func (c *checker) pointee(w *walk, fr *frame, key string, st *state) pathSet {
+	out := st.cellPaths(key)
+	if w.root == nil || w.rootPath == itself {
+		return out
+	}
+	switch w.root.Type().Underlying().(type) {
+	case *types.Pointer, *types.Slice, *types.Map:
+	default:
+		return out
+	}
+	rk := c.valueKey(&frame{fn: w.fn}, w.root)
+	for k := key; ; {
+		if _, ok := st.get("c" + k); ok {
+			return out // written on this path: what was written counts
+		}
+		i := strings.LastIndex(k, ".")
+		if i < 0 {
+			break
+		}
+		k = k[:i]
+	}
+	switch {
+	case key == rk:
+		return union(out, pathSet{w.rootPath})
+	case strings.HasPrefix(key, rk+"."):
+		return union(out, pathSet{w.rootPath}.underPath(key[len(rk)+1:]))
+	}
+	return out
 }
 
 // boolConst is the bool constant v is on this path, "T" or "F", or "".

@@ -35,9 +35,9 @@ type walk struct {
 	wrapper bool   // the item came from a wrapper: a Done on a field of it counts
 	// wrapperType is the wrapper's receiver type, for a wrapper method.
 	wrapperType *types.Named
-	helper  bool   // a parameter's walk: a Done through any interface counts
-	home    [2]token.Pos
-	facts   bool // working out facts: no channel is followed
+	helper      bool // a parameter's walk: a Done through any interface counts
+	home        [2]token.Pos
+	facts       bool // working out facts: no channel is followed
 
 	res   *walkResult
 	seen  map[visit]bool
@@ -78,9 +78,10 @@ type leak struct {
 
 // A double is a second release of the item on one path.
 type double struct {
-	pos, end token.Pos
-	first    token.Pos
-	text     string
+	pos, end     token.Pos
+	first        token.Pos
+	text         string
+	site, first2 token.Pos // the sites of this release and the first
 }
 
 // An exposure is a Done, not deferred, after a call that can panic.
@@ -521,17 +522,22 @@ func (w *walk) release(fr *frame, st *state, pos, end token.Pos, text string, de
 	} else if direct && w.res.doneText == "" {
 		w.res.doneText = strings.TrimPrefix(text, "defer ")
 	}
+	site := pos
+	if fr.parent != nil {
+		site = fr.site
+	}
 	held := st.releasedAt == token.NoPos && st.deferredAt == token.NoPos
 	if !held && st.handedOff == token.NoPos {
 		first := st.releasedAt
 		if first == token.NoPos {
 			first = st.deferredAt
 		}
-		w.res.doubles = append(w.res.doubles, double{pos: pos, end: end, first: first, text: text})
+		w.res.doubles = append(w.res.doubles, double{pos: pos, end: end, first: first, text: text, site: site, first2: st.firstSite})
 	}
 	if deferred {
 		if st.deferredAt == token.NoPos {
 			st.deferredAt, st.deferredDepth = pos, fr.depth
+			st.firstSite = site
 		}
 		return
 	}
@@ -539,7 +545,7 @@ func (w *walk) release(fr *frame, st *state, pos, end token.Pos, text string, de
 		w.res.exposed = append(w.res.exposed, exposure{pos: pos, text: text})
 	}
 	if st.releasedAt == token.NoPos {
-		st.releasedAt = pos
+		st.releasedAt, st.firstSite = pos, site
 	}
 }
 
@@ -576,13 +582,13 @@ func (w *walk) store(fr *frame, ins *ssa.Store, st *state) {
 		}
 	} else {
 		st.clearCells(key)
-		switch {
+		switch bc := c.boolConst(fr, ins.Val, st); {
 		case !p.empty():
 			st.set("c"+key, p.encode())
+		case bc != "":
+			st.set("c"+key, bc)
 		default:
-			if bc := c.boolConst(fr, ins.Val, st); bc != "" {
-				st.set("c"+key, bc)
-			}
+			st.set("c"+key, "-") // written: no longer what it was
 		}
 	}
 	if p.empty() || c.localRoot(key) || w.isHome(ins.Pos()) {

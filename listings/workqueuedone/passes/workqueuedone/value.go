@@ -273,16 +273,26 @@ func (c *checker) valueKey(fr *frame, v ssa.Value) string {
 			return c.valueKey(fr, v.X)
 		}
 	case *ssa.Phi:
+		// A φ of one name on every edge is that name (a loop's φ that
+		// names itself on the back edge is left out).
+		if c.inPhi[v] {
+			return ""
+		}
+		c.inPhi[v] = true
 		k := ""
-		for i, e := range v.Edges {
+		for _, e := range v.Edges {
 			ek := c.valueKey(fr, e)
-			if i > 0 && ek != k {
-				k = ""
+			if ek == "" {
+				continue
+			}
+			if k != "" && ek != k {
+				k = "-"
 				break
 			}
 			k = ek
 		}
-		if k != "" && !strings.Contains(k, "v"+strconv.Itoa(c.ids.of(v))) {
+		delete(c.inPhi, v)
+		if k != "" && k != "-" {
 			return k
 		}
 	}

@@ -31,6 +31,7 @@ type checker struct {
 	callAt    map[token.Pos]*ast.CallExpr
 	returnAt  map[token.Pos]*ast.ReturnStmt
 	releasing map[*ssa.Function]bool
+	inPhi     map[*ssa.Phi]bool // φs whose key is being worked out
 	channels  map[types.Object]*channelEnd
 
 	// What this package's functions are, as facts for other packages.
@@ -54,6 +55,7 @@ func run(pass *analysis.Pass) (any, error) {
 		callAt:      map[token.Pos]*ast.CallExpr{},
 		returnAt:    map[token.Pos]*ast.ReturnStmt{},
 		releasing:   map[*ssa.Function]bool{},
+		inPhi:       map[*ssa.Phi]bool{},
 		channels:    map[types.Object]*channelEnd{},
 		facts:       map[*types.Func]*releases{},
 		wrappers:    map[*types.Func]*handsOut{},

@@ -71,3 +71,47 @@ func aliasedItem(q workqueue.Interface, ok bool) bool { //nolint:staticcheck // 
 	q.Done(key)
 	return true
 }
+
+// Done through reflection: the analyzer cannot see it, so it cannot show
+// a defer would be the only Done.
+func reflected(q workqueue.TypedInterface[string], call func(any, string, ...any)) bool {
+	key, shutdown := q.Get()
+	if shutdown {
+		return false
+	}
+	call(q, "Done", key)
+	return true // want `stall: q.Get\(\) on line 78`
+}
+
+// Done through an interface of one's own.
+type finisher interface{ Done(string) }
+
+func viaInterface(q workqueue.TypedInterface[string], f finisher, ok bool) bool {
+	key, shutdown := q.Get()
+	if shutdown {
+		return false
+	}
+	if ok {
+		f.Done(key)
+	}
+	return true // want `stall: q.Get\(\) on line 90`
+}
+
+// A helper that releases on some paths only (sample-controller's literal
+// with an early return before its defer, written as a function).
+func finishUnlessEmpty(q workqueue.TypedInterface[string], key string) { // want finishUnlessEmpty:`sometimes\[1\]`
+	if key == "" {
+		return
+	}
+	defer q.Done(key)
+	_ = sync(key)
+}
+
+func viaSometimesHelper(q workqueue.TypedInterface[string]) bool {
+	key, shutdown := q.Get()
+	if shutdown {
+		return false
+	}
+	finishUnlessEmpty(q, key)
+	return true // want `stall: q.Get\(\) on line 111`
+}

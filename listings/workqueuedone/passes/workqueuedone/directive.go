@@ -1,8 +1,10 @@
 package workqueuedone
 
 import (
+	"fmt"
 	"go/ast"
 	"go/token"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -58,9 +60,10 @@ type directives struct {
 
 // A directive is one //workqueuedone:accept comment.
 type directive struct {
-	comment *ast.Comment
-	reason  string // "" when it has none
-	used    bool   // it covered a report
+	comment   *ast.Comment
+	reason    string // "" when it has none
+	used      bool   // it covered a report
+	malformed bool   // meant as a directive, but not one (it covers nothing)
 }
 
 // A fileLine is a line of a file, as token.File.Line counts it (not
@@ -114,6 +117,8 @@ func (d *directives) addFile(file *ast.File) {
 		for _, c := range group.List {
 			if reason, ok := parseDirective(c.Text); ok {
 				dirs = append(dirs, found{group, &directive{comment: c, reason: reason}})
+			} else if malformed(c.Text) {
+				d.all = append(d.all, &directive{comment: c, malformed: true})
 			}
 		}
 	}
@@ -197,6 +202,18 @@ func parseDirective(text string) (reason string, ok bool) {
 	return rest, true
 }
 
+// malformedRE is a comment meant as a directive: the analyzer's name, a
+// colon and a word, however spaced or spelled (// workqueuedone:accept,
+// //workqueuedone: accept, //workqueue-done:accept, //workqueuedone:acept).
+var malformedRE = regexp.MustCompile(`(?i)^//\s*workqueue[-_ ]?done\s*:\s*\w`)
+
+// malformed reports whether a comment that is not a directive was meant
+// as one: it would silently cover nothing.
+func malformed(text string) bool {
+	_, ok := parseDirective(text)
+	return !ok && malformedRE.MatchString(text)
+}
+
 // accepts reports whether a directive covers a report at pos, and marks
 // that directive used.
 func (d *directives) accepts(pos token.Pos) bool {
@@ -237,6 +254,8 @@ func (d *directives) problems() []analysis.Diagnostic {
 	for _, dir := range d.all {
 		var msg string
 		switch {
+		case dir.malformed:
+			msg = fmt.Sprintf("directive: %q is not a directive, and accepts nothing: write %s <reason>, with no space after the slashes", dir.comment.Text, acceptPrefix)
 		case dir.reason == "":
 			msg = "directive: " + acceptPrefix + " needs a reason after it"
 		case !dir.used:

@@ -62,12 +62,24 @@ func unused() {
 	// problem: unused
 }
 
-func notDirectives() {
+// Meant as directives, written wrong: each accepts nothing, and is
+// reported, so that it does not sit there looking like one.
+func malformedDirectives() {
 	//workqueuedone:acceptable is another word
+	// problem: malformed
 	report(false)
-	// workqueuedone:accept has a space, so it is prose
+	// workqueuedone:accept has a space after the slashes
+	// problem: malformed
+	report(false)
+	//workqueuedone: accept a space after the colon
+	// problem: malformed
+	report(false)
+	//workqueue-done:accept a dash
+	// problem: malformed
 	report(false)
 	/* workqueuedone:accept in a block comment */ report(false)
+	// The workqueuedone analyzer's accept directive, in prose, is no directive.
+	report(false)
 }
 
 //workqueuedone:accept nothing in the function is reported
@@ -187,11 +199,13 @@ func TestDirectives(t *testing.T) {
 				}
 				// The directive is the last one on this line or the one above.
 				pos := fset.Position(c.Slash)
+				near, text := directivePositionNear(t, fset, f, pos)
 				msg := map[string]string{
-					"reason": "directive: //workqueuedone:accept needs a reason after it",
-					"unused": "directive: //workqueuedone:accept silences no report here",
+					"reason":    "directive: //workqueuedone:accept needs a reason after it",
+					"unused":    "directive: //workqueuedone:accept silences no report here",
+					"malformed": fmt.Sprintf("directive: %q is not a directive, and accepts nothing: write //workqueuedone:accept <reason>, with no space after the slashes", text),
 				}[kind]
-				want = append(want, fmt.Sprintf("%s: %s", directivePositionNear(t, fset, f, pos), msg))
+				want = append(want, fmt.Sprintf("%s: %s", near, msg))
 			}
 		}
 	}
@@ -204,20 +218,20 @@ func TestDirectives(t *testing.T) {
 
 // directivePositionNear returns the position of the directive on the line
 // of pos or the line above, as a diagnostic prints it.
-func directivePositionNear(t *testing.T, fset *token.FileSet, f *ast.File, pos token.Position) token.Position {
+func directivePositionNear(t *testing.T, fset *token.FileSet, f *ast.File, pos token.Position) (token.Position, string) {
 	t.Helper()
 	for _, line := range []int{pos.Line, pos.Line - 1} {
 		for _, group := range f.Comments {
 			for _, c := range group.List {
 				p := fset.Position(c.Slash)
-				if p.Line == line && strings.HasPrefix(c.Text, acceptPrefix) {
-					return p
+				if p.Line == line && (strings.HasPrefix(c.Text, acceptPrefix) || malformed(c.Text)) {
+					return p, c.Text
 				}
 			}
 		}
 	}
 	t.Fatalf("%s: no directive on this line or the one above", pos)
-	return token.Position{}
+	return token.Position{}, ""
 }
 
 func TestParseDirective(t *testing.T) {
@@ -236,6 +250,9 @@ func TestParseDirective(t *testing.T) {
 		{"/*workqueuedone:accept the reason*/", "", false},
 		{"//nolint:workqueuedone // the reason", "", false},
 	} {
+		if test.ok == malformed(test.text) && test.ok {
+			t.Errorf("malformed(%q) = true for a directive", test.text)
+		}
 		reason, ok := parseDirective(test.text)
 		if reason != test.reason || ok != test.ok {
 			t.Errorf("parseDirective(%q) = %q, %t; want %q, %t", test.text, reason, ok, test.reason, test.ok)

@@ -123,15 +123,28 @@ leaks the item. An item sent on a channel is followed to its receivers.
 Accept a report with //workqueuedone:accept <reason>.`
 
 // Analyzer is the workqueuedone analyzer.
-var Analyzer = &analysis.Analyzer{
-	Name:      "workqueuedone",
-	Doc:       doc,
-	URL:       "https://github.com/forget-is-not-delete/book/tree/main/listings/workqueuedone",
-	Requires:  []*analysis.Analyzer{inspect.Analyzer, ctrlflow.Analyzer},
-	Run:       run,
-	FactTypes: []analysis.Fact{new(releases), new(handsOut), new(storesParam), new(shutdownFlag)},
-	// The result lets a driver count hand-outs (the book's corpus does).
-	ResultType: reflect.TypeFor[[]Handout](),
+var Analyzer = newAnalyzer()
+
+func newAnalyzer() *analysis.Analyzer {
+	a := &analysis.Analyzer{
+		Name:      "workqueuedone",
+		Doc:       doc,
+		URL:       "https://github.com/forget-is-not-delete/book/tree/main/listings/workqueuedone",
+		Requires:  []*analysis.Analyzer{inspect.Analyzer, ctrlflow.Analyzer},
+		Run:       run,
+		FactTypes: []analysis.Fact{new(releases), new(handsOut), new(storesParam), new(shutdownFlag)},
+		// The result lets a driver count hand-outs (the book's corpus does).
+		ResultType: reflect.TypeFor[[]Handout](),
+	}
+	// The settings, as flags of the analyzer: go vet, the command, and
+	// golangci-lint's plugin settings all reach them.
+	a.Flags.BoolVar(&reportPanic, "panic", true,
+		"report a Done that is called on every path but not deferred")
+	a.Flags.BoolVar(&reportTests, "tests", false,
+		"make reports in _test.go files too (they are analyzed either way; the command's -test=false, a different flag, does not load them at all)")
+	a.Flags.BoolVar(&strict, "strict", false,
+		"report an item handed off to an end the analyzer cannot see (a map, a field, a closure, a channel received elsewhere)")
+	return a
 }
 
 // A Handout is one call that hands out an item, as the analyzer's result
@@ -143,19 +156,9 @@ type Handout struct {
 	Reports int       // how many reports it got, after -tests and directives
 }
 
-// The settings, as flags of the analyzer (go vet, the command, and
-// golangci-lint's plugin settings all reach them).
+// The settings (newAnalyzer registers them as flags).
 var (
 	reportPanic bool
 	reportTests bool
 	strict      bool
 )
-
-func init() {
-	Analyzer.Flags.BoolVar(&reportPanic, "panic", true,
-		"report a Done that is called on every path but not deferred")
-	Analyzer.Flags.BoolVar(&reportTests, "tests", false,
-		"report in _test.go files too")
-	Analyzer.Flags.BoolVar(&strict, "strict", false,
-		"report an item handed off to an end the analyzer cannot see (a map, a field, a closure, a channel received elsewhere)")
-}

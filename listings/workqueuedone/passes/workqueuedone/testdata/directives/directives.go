@@ -51,3 +51,19 @@ func leftBehind(q workqueue.TypedInterface[string]) bool {
 	/* want `directive: //workqueuedone:accept silences no report here` */ //workqueuedone:accept it used to leak
 	return sync(key) == nil
 }
+
+// Directives written wrong accept nothing, and say so.
+func misspelled(q workqueue.TypedInterface[string]) bool {
+	key, shutdown := q.Get()
+	if shutdown {
+		return false
+	}
+	if sync(key) != nil {
+		return false /* want `stall: q.Get\(\) on line 57` `directive: "// workqueuedone:accept the caller exits" is not a directive` */ // workqueuedone:accept the caller exits
+	}
+	if key == "" {
+		return false /* want `stall: q.Get\(\) on line 57` `directive: "//workqueuedone:acept empty keys never come" is not a directive` */ //workqueuedone:acept empty keys never come
+	}
+	defer q.Done(key)
+	return true
+}

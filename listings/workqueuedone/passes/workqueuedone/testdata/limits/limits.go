@@ -139,3 +139,30 @@ func onOneIteration(q workqueue.TypedInterface[string]) {
 		}
 	}
 } // want `stall: q.Get\(\) on line 132 hands out key`
+
+// Done on the key by value, not on the item: the analyzer does not know
+// the two strings are equal. Reported, though released.
+func byValue(q workqueue.TypedInterface[string]) {
+	key, shutdown := q.Get()
+	if shutdown {
+		return
+	}
+	if key == "a" {
+		q.Done("a")
+		return // want `stall: q.Get\(\) on line 146 hands out key, and the path where key == "a" \(line 150\) is true returns here`
+	}
+	q.Done(key)
+}
+
+// Done through an interface of one's own that the queue satisfies: not
+// a queue's Done to the analyzer. Reported, though released.
+type finisher interface{ Done(string) }
+
+func ownFinisher(q workqueue.TypedInterface[string]) {
+	key, shutdown := q.Get()
+	if shutdown {
+		return
+	}
+	var f finisher = q
+	f.Done(key)
+} // want `stall: q.Get\(\) on line 162 hands out key`

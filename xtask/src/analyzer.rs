@@ -124,6 +124,9 @@ pub fn test() -> Result {
             return Err(format!("a stall or double mutant was missed: {line}\n{mutants}"));
         }
     }
+    if !mutants.contains(", 0 made the code worse") {
+        return Err(format!("a suggested fix, applied to a mutant, made the code worse:\n{mutants}"));
+    }
     if !mutants.contains("(double)") {
         return Err(format!("the mutation score has no double mutants:\n{mutants}"));
     }

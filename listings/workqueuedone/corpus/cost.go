@@ -143,6 +143,12 @@ func measureCost(m *module) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("workqueuedone (standalone): %w", err)
 	}
+	// And on a module of the size a reader's controller is: the
+	// standalone command's memory is what a small CI runner must hold.
+	small, err := runMeasured(m.goDir, []string{standalone, sampleController})
+	if err != nil {
+		return "", fmt.Errorf("workqueuedone (standalone) over %s: %w", sampleController, err)
+	}
 	ours, vet, err := analysisOnly(m)
 	if err != nil {
 		return "", err
@@ -164,6 +170,7 @@ func measureCost(m *module) (string, error) {
 	row("go vet, warm (the median of 9)", warmPlain)
 	row("go vet -vettool=vet-workqueuedone, warm", warmWith)
 	row("workqueuedone, the command on its own", alone)
+	row("... over "+sampleController+" alone", small)
 	fmt.Fprintf(&b, "  %-44s %8s\n", "cold ratio", ratioOf(coldWith.wall, coldPlain.wall))
 	fmt.Fprintf(&b, "  %-44s %8s\n", "warm ratio", ratioOf(warmWith.wall, warmPlain.wall))
 	fmt.Fprintf(&b, "The analysis alone, on the packages loaded, the median of 5 runs each:\n")
@@ -172,6 +179,10 @@ func measureCost(m *module) (string, error) {
 	fmt.Fprintf(&b, "  %-44s %8s\n", "analysis ratio", ratioOf(ours, vet))
 	return b.String(), nil
 }
+
+// sampleController is the package the standalone command is also
+// measured on: one controller, the size of a reader's.
+const sampleController = "k8s.io/sample-controller"
 
 func ratioOf(a, b time.Duration) string {
 	return strconv.FormatFloat(float64(a)/float64(b), 'f', 2, 64)

@@ -9,6 +9,8 @@ import (
 	"go/types"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"sort"
 	"strings"
 
@@ -35,6 +37,7 @@ type mutantScore struct {
 	scores    map[string]*score
 	missed    []string
 	unmutated []string
+	fixes     fixChecks
 }
 
 type score struct{ made, caught int }
@@ -46,6 +49,20 @@ func (s *mutantScore) add(m *module, results map[*packages.Package]*result) erro
 	for _, p := range m.loaded {
 		r := results[p]
 		dones := newPackageDones(p)
+		// The unbroken code's reports: a fix any of them suggests is
+		// applied and checked as a mutant's is.
+		checked := map[string]bool{}
+		for _, rep := range r.reports {
+			if checked[rep.path] {
+				continue
+			}
+			checked[rep.path] = true
+			src, err := os.ReadFile(rep.path)
+			if err != nil {
+				return err
+			}
+			s.fixes.check(p, rep.path, src, "the unbroken "+m.path+"@"+m.version+" "+filepath.Base(rep.path))
+		}
 		for _, h := range r.handouts {
 			if h.Reports > 0 {
 				continue // already reported: nothing to break
@@ -64,6 +81,7 @@ func (s *mutantScore) add(m *module, results map[*packages.Package]*result) erro
 				if err != nil {
 					return fmt.Errorf("%s mutant of %s: %v", mu.kind, mu.where, err)
 				}
+				s.fixes.check(p, mu.file, mu.src, mu.kind+" "+m.path+"@"+m.version+" "+mu.where)
 				// The original's reports in the same file, counted the
 				// same way: the mutant is caught by one more.
 				var same []report
@@ -102,6 +120,10 @@ func (s *mutantScore) print() {
 	sort.Strings(s.missed)
 	fmt.Printf("\n%d missed:\n", len(s.missed))
 	for _, l := range s.missed {
+		fmt.Println("  " + l)
+	}
+	fmt.Printf("\n%d mutants carried a suggested fix; applied, analyzed again, %d made the code worse\n", s.fixes.applied, len(s.fixes.worse))
+	for _, l := range s.fixes.worse {
 		fmt.Println("  " + l)
 	}
 	sort.Strings(s.unmutated)
@@ -607,6 +629,14 @@ func (fm *fileMutator) mutant(kind, expect string, at ast.Node, edits ...edit) m
 // imports come from the original's export data, so nothing is reloaded)
 // and counts the reports in that file by kind.
 func analyzeMutant(p *packages.Package, mu mutant) (map[string]int, error) {
+	counts, _, _, err := analyzeSource(p, mu.file, mu.src)
+	return counts, err
+}
+
+// analyzeSource is analyzeMutant for any source of one file of p: it also
+// returns the reports in that file, and the file set they are in.
+func analyzeSource(p *packages.Package, file string, src []byte) (map[string]int, []analysis.Diagnostic, *token.FileSet, error) {
+	mu := mutant{file: file, src: src}
 	fset := token.NewFileSet()
 	var files []*ast.File
 	for _, name := range p.CompiledGoFiles {
@@ -616,7 +646,7 @@ func analyzeMutant(p *packages.Package, mu mutant) (map[string]int, error) {
 		}
 		f, err := parser.ParseFile(fset, name, src, parser.ParseComments|parser.SkipObjectResolution)
 		if err != nil {
-			return nil, err
+			return nil, nil, nil, err
 		}
 		files = append(files, f)
 	}
@@ -656,7 +686,7 @@ func analyzeMutant(p *packages.Package, mu mutant) (map[string]int, error) {
 	}
 	tpkg, _ := conf.Check(p.PkgPath, fset, files, info)
 	if len(hard) > 0 {
-		return nil, fmt.Errorf("the mutant does not type-check: %s", strings.Join(hard, "; "))
+		return nil, nil, nil, fmt.Errorf("the mutant does not type-check: %s", strings.Join(hard, "; "))
 	}
 	mp := &packages.Package{
 		ID: p.ID, Name: p.Name, PkgPath: p.PkgPath, Fset: fset,
@@ -666,24 +696,88 @@ func analyzeMutant(p *packages.Package, mu mutant) (map[string]int, error) {
 	}
 	graph, err := checker.Analyze([]*analysis.Analyzer{workqueuedone.Analyzer}, []*packages.Package{mp}, nil)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	var reports []report
+	var diags []analysis.Diagnostic
 	for act := range graph.All() {
 		if act.Analyzer != workqueuedone.Analyzer || act.Package != mp {
 			continue
 		}
 		if act.Err != nil {
-			return nil, act.Err
+			return nil, nil, nil, act.Err
 		}
 		for _, d := range act.Diagnostics {
 			if fset.Position(d.Pos).Filename == mu.file {
 				reports = append(reports, report{message: d.Message})
+				diags = append(diags, d)
 			}
 		}
 	}
-	return countKinds(reports), nil
+	return countKinds(reports), diags, fset, nil
 }
+
+// fixChecks counts the suggested fixes applied to mutants, and lists any
+// that made the code worse.
+type fixChecks struct {
+	applied int
+	worse   []string
+}
+
+// checkFixes applies every fix suggested in one file of p (an identical
+// edit once), analyzes the result again, and records whether it builds,
+// adds no double:, and leaves none of the reports it was meant to end.
+func (fc *fixChecks) check(p *packages.Package, file string, src []byte, where string) {
+	counts, diags, fset, err := analyzeSource(p, file, src)
+	if err != nil {
+		return // a mutant that does not type-check is not this check's business
+	}
+	type edit struct {
+		from, to int
+		text     string
+	}
+	var edits []edit
+	var meant []string
+	for _, d := range diags {
+		for _, f := range d.SuggestedFixes {
+			for _, e := range f.TextEdits {
+				tf := fset.File(e.Pos)
+				ed := edit{tf.Offset(e.Pos), tf.Offset(e.End), string(e.NewText)}
+				if !slices.Contains(edits, ed) {
+					edits = append(edits, ed)
+				}
+			}
+			meant = append(meant, handoutRE.FindString(d.Message))
+		}
+	}
+	if len(edits) == 0 {
+		return
+	}
+	fc.applied++
+	sort.Slice(edits, func(i, j int) bool { return edits[i].from > edits[j].from })
+	out := append([]byte(nil), src...)
+	for _, e := range edits {
+		out = append(out[:e.from], append([]byte(e.text), out[e.to:]...)...)
+	}
+	after, diags2, _, err := analyzeSource(p, file, out)
+	switch {
+	case err != nil:
+		fc.worse = append(fc.worse, fmt.Sprintf("%s: the fixed code does not build: %v", where, err))
+		return
+	case after["double"] > counts["double"]:
+		fc.worse = append(fc.worse, fmt.Sprintf("%s: the fix adds a double: report", where))
+	}
+	for _, d := range diags2 {
+		if strings.HasPrefix(d.Message, "stall:") || strings.HasPrefix(d.Message, "forget:") {
+			if slices.Contains(meant, handoutRE.FindString(d.Message)) {
+				fc.worse = append(fc.worse, fmt.Sprintf("%s: the fix leaves %s", where, d.Message))
+			}
+		}
+	}
+}
+
+// handoutRE finds the hand-out a stall: or forget: report is about.
+var handoutRE = regexp.MustCompile(`\S+\(\) on line \d+ hand(s|ed) out \S+`)
 
 type importerFunc func(string) (*types.Package, error)
 

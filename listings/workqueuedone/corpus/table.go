@@ -71,6 +71,7 @@ type tableRow struct {
 	functions     int // declared functions and methods that hand out an item
 	literals      int // function literals that do
 	reported      int // of those functions and literals, how many got a report
+	gaveUp        int // hand-outs whose paths were too many to follow
 }
 
 // tableOutput is the table and every report, gathered module by module.
@@ -88,6 +89,9 @@ func (t *tableOutput) add(m *module, results map[*packages.Package]*result) {
 		reportsOf := map[token.Pos]int{}
 		literal := map[token.Pos]bool{}
 		for _, h := range r.handouts {
+			if h.GaveUp {
+				row.gaveUp++
+			}
 			fn, _ := enclosingFunc(fileOf(p, h.Get), h.Get)
 			at := h.Get // a hand-out outside any function counts as one
 			if fn != nil {
@@ -126,6 +130,11 @@ func (t *tableOutput) print() {
 	for _, r := range t.rows {
 		fmt.Printf(format, r.path, r.version, r.packages, r.functions, r.literals, r.reported)
 	}
+	gaveUp := 0
+	for _, r := range t.rows {
+		gaveUp += r.gaveUp
+	}
+	fmt.Printf("\n%d hand-outs had more paths than the analyzer follows (it gives up on\nthose without a report).\n", gaveUp)
 	sort.Strings(t.lines)
 	fmt.Printf("\n%d reports, by module, file and line:\n", len(t.lines))
 	module := ""

@@ -24,7 +24,9 @@
 // are any, so that workqueuedone -fix ./... in CI fails while a stall is
 // left. With -fix -diff nothing is written, so every report remains. With
 // -json the status is 0, as with every go/analysis driver: read the
-// JSON. go vet -fix is left as go vet makes it: it applies the fixes and
+// JSON. With -sarif=FILE it writes the reports to FILE as SARIF 2.1.0, one
+// rule a kind of report (stall, forget, double, panic, directive), still
+// prints them as text, and exits 3 when there are any. go vet -fix is left as go vet makes it: it applies the fixes and
 // neither prints nor fails on what remains, so run go vet without -fix
 // after it.
 package main
@@ -50,6 +52,9 @@ const childEnv = "WORKQUEUEDONE_FIX_CHILD"
 
 func main() {
 	if os.Getenv(childEnv) != "1" {
+		if file, rest, ok := sarifArgs(os.Args[1:]); ok {
+			os.Exit(writeSARIF(file, rest))
+		}
 		if checkArgs, ok := fixArgs(os.Args[1:]); ok {
 			os.Exit(fixThenCheck(os.Args[1:], checkArgs))
 		}
@@ -75,6 +80,26 @@ func fixThenCheck(args, checkArgs []string) int {
 		return status // the fixes failed: a package did not load, fixes conflicted
 	}
 	return runChild(self, checkArgs)
+}
+
+// runChildOutput runs the command at path with args, its stdout captured,
+// and returns that and its exit status.
+func runChildOutput(path string, args []string) ([]byte, int) {
+	cmd := exec.Command(path, args...)
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	cmd.Stdin, cmd.Stderr = os.Stdin, os.Stderr
+	out, err := cmd.Output()
+	if exit := (*exec.ExitError)(nil); errors.As(err, &exit) {
+		if status := exit.ExitCode(); status > 0 {
+			return out, status
+		}
+		return out, 1
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "workqueuedone: %v\n", err)
+		return out, 1
+	}
+	return out, 0
 }
 
 // runChild runs the command at path with args and returns its exit status.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -161,5 +162,73 @@ func writeFile(t *testing.T, name, text string) {
 	}
 	if err := os.WriteFile(name, []byte(text), 0o666); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// -sarif writes one rule a kind, and the text report is still printed.
+func TestSARIF(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the command and loads client-go")
+	}
+	dir := t.TempDir()
+	command := filepath.Join(dir, "workqueuedone")
+	if out, err := exec.Command("go", "build", "-o", command, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	sarif := filepath.Join(dir, "out.sarif")
+	cmd := exec.Command(command, "-sarif="+sarif, "./double")
+	cmd.Dir = "../../passes/workqueuedone/testdata"
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if exit := (*exec.ExitError)(nil); !errors.As(err, &exit) || exit.ExitCode() != 3 {
+		t.Fatalf("workqueuedone -sarif over a package with reports: %v, want exit status 3\n%s", err, stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "double: q.Done(key) is the second Done") {
+		t.Errorf("the text report is not printed beside the SARIF:\n%s", stderr.String())
+	}
+	doc, err := os.ReadFile(sarif)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log struct {
+		Version string
+		Runs    []struct {
+			Tool struct {
+				Driver struct {
+					Rules []struct {
+						ID   string
+						Help struct{ Text string }
+					}
+				}
+			}
+			Results []struct {
+				RuleID  string
+				Message struct{ Text string }
+			}
+		}
+	}
+	if err := json.Unmarshal(doc, &log); err != nil || log.Version != "2.1.0" || len(log.Runs) != 1 {
+		t.Fatalf("not a SARIF 2.1.0 log with one run (%v):\n%s", err, doc)
+	}
+	var ids []string
+	for _, r := range log.Runs[0].Tool.Driver.Rules {
+		if r.Help.Text == "" {
+			t.Errorf("rule %s has no help text", r.ID)
+		}
+		ids = append(ids, r.ID)
+	}
+	if got := strings.Join(ids, " "); got != "stall forget double panic directive" {
+		t.Errorf("rules %q, want one a kind", got)
+	}
+	kinds := map[string]int{}
+	for _, r := range log.Runs[0].Results {
+		if !strings.HasPrefix(r.Message.Text, r.RuleID+":") {
+			t.Errorf("result with rule %s says %q", r.RuleID, r.Message.Text)
+		}
+		kinds[r.RuleID]++
+	}
+	if kinds["double"] != 3 || kinds["panic"] != 1 {
+		t.Errorf("results by rule %v, want 3 double and 1 panic (testdata/double)", kinds)
 	}
 }

@@ -185,6 +185,7 @@ type Handout struct {
 	FuncPos token.Pos // where that function (or literal) starts
 	Get     token.Pos // the call
 	Reports int       // how many reports it got, after -tests and directives
+	GaveUp  bool      // its paths were too many to follow: no report was made
 }
 
 // The settings (newAnalyzer registers them as flags).

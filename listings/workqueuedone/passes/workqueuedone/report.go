@@ -24,11 +24,11 @@ func diag(pos, end token.Pos, msg string) analysis.Diagnostic {
 // a path (double:), receivers of a channel it is sent on that drop it,
 // hand-offs to an end it cannot see (only with -strict), and, where no
 // path leaks, one Done that a panic could skip (panic:). It returns how
-// many reports it made.
-func (c *checker) check(h *handout) int {
+// many reports it made, and whether it gave up.
+func (c *checker) check(h *handout) (int, bool) {
 	res := c.walkOf(h, false).runFrom(h.call)
 	if res.gaveUp {
-		return 0 // too many paths to follow: precise, not loud
+		return 0, true // too many paths to follow: precise, not loud
 	}
 	reports := 0
 	line := func(p token.Pos) int { return c.pass.Fset.Position(p).Line }
@@ -134,10 +134,12 @@ func (c *checker) check(h *handout) int {
 		reports += c.checkReceivers(h, ho, end)
 	}
 
-	if reportPanic && len(res.leaks) == 0 && len(res.doubles) == 0 {
+	// panic: only where every path calls Done: where one hands the item
+	// off, a defer would be wrong there, and the advice with it.
+	if reportPanic && len(res.leaks) == 0 && len(res.doubles) == 0 && len(res.handoffs) == 0 {
 		reports += c.reportExposed(res, fmt.Sprintf("%s on line %d", h.name, getLine), h.itemName, h.method)
 	}
-	return reports
+	return reports, false
 }
 
 // reportExposed makes the one panic: report of an item, at the first Done
@@ -188,7 +190,7 @@ func (c *checker) checkReceivers(h *handout, ho *handoff, end *channelEnd) int {
 			name = "it"
 		}
 		if res != nil && len(res.leaks) == 0 {
-			if reportPanic && len(res.doubles) == 0 {
+			if reportPanic && len(res.doubles) == 0 && len(res.handoffs) == 0 {
 				reports += c.reportExposed(res, fmt.Sprintf("the receive on line %d", line(r.pos)), name, "the receive")
 			}
 			continue

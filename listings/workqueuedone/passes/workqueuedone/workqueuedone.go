@@ -109,7 +109,11 @@ func run(pass *analysis.Pass) (any, error) {
 		c.computeFacts()
 		for _, fn := range c.funcs {
 			for _, h := range c.handouts(fn, true) {
-				c.counted(fn, h.pos, c.check(h), true)
+				n, gaveUp := c.check(h)
+				c.counted(fn, h.pos, n, true)
+				if gaveUp {
+					c.results[len(c.results)-1].GaveUp = true
+				}
 			}
 		}
 	}

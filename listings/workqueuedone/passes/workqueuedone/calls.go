@@ -34,7 +34,7 @@ func (w *walk) call(fr *frame, b *ssa.BasicBlock, i int, ins *ssa.Call, st *stat
 	if w.touch(fr, cc, ins.Pos(), st, called) {
 		return false
 	}
-	if callee, bindings := literal(cc.Value); callee != nil && fr.depth < maxDepth {
+	if callee, bindings := w.literalOf(fr, cc.Value, st); callee != nil && fr.depth < maxDepth {
 		id := strconv.Itoa(c.ids.of(ins))
 		snaps := make([]argSnap, len(cc.Args))
 		for j, a := range cc.Args {
@@ -176,7 +176,7 @@ func (w *walk) deferCall(fr *frame, ins *ssa.Defer, st *state) {
 	if w.touch(fr, cc, ins.Pos(), st, deferred) {
 		return
 	}
-	if callee, _ := literal(cc.Value); callee != nil && fr.depth < maxDepth {
+	if callee, _ := w.literalOf(fr, cc.Value, st); callee != nil && fr.depth < maxDepth {
 		id := strconv.Itoa(c.ids.of(ins))
 		for j, a := range cc.Args {
 			s := w.snap(fr, a, st)
@@ -208,7 +208,7 @@ func (w *walk) runDefers(fr *frame, b *ssa.BasicBlock, i int, st *state, last to
 	st.defers = strings.Join(entries[:top], "|")
 	id, _ := strconv.Atoi(idText)
 	d := c.ids.vals[id].(*ssa.Defer)
-	callee, bindings := literal(d.Call.Value)
+	callee, bindings := w.literalOf(fr, d.Call.Value, st)
 	snaps := make([]argSnap, len(d.Call.Args))
 	for j, a := range d.Call.Args {
 		v, _ := st.get("d" + idText + "#" + strconv.Itoa(j))
@@ -234,7 +234,7 @@ func (w *walk) goCall(fr *frame, ins *ssa.Go, st *state) {
 	if w.touch(fr, cc, ins.Pos(), st, started) {
 		return
 	}
-	callee, bindings := literal(cc.Value)
+	callee, bindings := w.literalOf(fr, cc.Value, st)
 	if callee == nil || fr.depth >= maxDepth {
 		w.escapes(fr, cc, ins.Pos(), st)
 		return
@@ -302,6 +302,23 @@ func (w *walk) inline(fr *frame, callee *ssa.Function, bindings []ssa.Value, arg
 // snap is an argument as a call sees it.
 func (w *walk) snap(fr *frame, v ssa.Value, st *state) argSnap {
 	return argSnap{paths: w.c.paths(w, fr, v, st), key: w.c.valueKey(fr, v), boolc: w.c.boolConst(fr, v, st)}
+}
+
+// literalOf is literal, or the literal a variable holds on this path.
+func (w *walk) literalOf(fr *frame, v ssa.Value, st *state) (*ssa.Function, []ssa.Value) {
+	if f, b := literal(v); f != nil {
+		return f, b
+	}
+	if load, ok := v.(*ssa.UnOp); ok && load.Op == token.MUL {
+		if id, ok := st.get("l" + w.c.valueKey(fr, load.X)); ok {
+			if n, err := strconv.Atoi(id); err == nil {
+				if mc, ok := w.c.ids.vals[n].(*ssa.MakeClosure); ok {
+					return literal(mc)
+				}
+			}
+		}
+	}
+	return nil, nil
 }
 
 // literal is the function literal v calls, and what it captured, or nil.
@@ -465,6 +482,10 @@ func queueCall(cc *ssa.CallCommon) (string, ssa.Value) {
 	switch {
 	case cc.IsInvoke():
 		fn, recv = cc.Method, cc.Value
+	case boundMethod(cc.Value) != nil:
+		// q.Done kept as a value and called: the method, on its receiver.
+		mc := cc.Value.(*ssa.MakeClosure)
+		fn, recv = boundMethod(cc.Value), mc.Bindings[0]
 	default:
 		f := staticFunc(cc)
 		if f == nil || len(cc.Args) == 0 {
@@ -489,9 +510,23 @@ func queueCall(cc *ssa.CallCommon) (string, ssa.Value) {
 	return fn.Name(), recv
 }
 
+// boundMethod is the method a method value (q.Done, not called) is, or nil.
+func boundMethod(v ssa.Value) *types.Func {
+	mc, ok := v.(*ssa.MakeClosure)
+	if !ok || len(mc.Bindings) != 1 {
+		return nil
+	}
+	f, ok := mc.Fn.(*ssa.Function)
+	if !ok || !strings.HasSuffix(f.Name(), "$bound") {
+		return nil
+	}
+	m, _ := f.Object().(*types.Func)
+	return m
+}
+
 // callArgs is a call's arguments without its receiver.
 func callArgs(cc *ssa.CallCommon) []ssa.Value {
-	if cc.IsInvoke() {
+	if cc.IsInvoke() || boundMethod(cc.Value) != nil {
 		return cc.Args
 	}
 	if f := staticFunc(cc); f != nil {

@@ -35,7 +35,8 @@ func (r *releases) String() string {
 	}
 	var extra []int
 	for _, s := range r.Some {
-		if !slices.Contains(r.Params, s) {
+		whole := slices.ContainsFunc(r.Fields, func(f string) bool { return strings.HasPrefix(f, strconv.Itoa(s)+".") })
+		if !slices.Contains(r.Params, s) && !whole {
 			extra = append(extra, s)
 		}
 	}

@@ -154,8 +154,12 @@ func (c *checker) reportExposed(res *walkResult, from, item, method string) int 
 			first = e
 		}
 	}
+	if c.panicAt[first.pos] {
+		return 0 // two hand-outs of one loop (for k, q := Get(); !q; k, q = Get()) share the Done
+	}
+	c.panicAt[first.pos] = true
 	advice := "defer it after the shutdown check"
-	if res.looped {
+	if res.looped || first.inLoop {
 		// A defer in the loop would wait for the function to return.
 		advice = "move the work after " + method + " into a function that defers it"
 	}

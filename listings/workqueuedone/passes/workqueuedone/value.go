@@ -162,7 +162,7 @@ func (st *state) clearCells(key string) {
 	var out []string
 	for _, e := range strings.Split(st.env, ";") {
 		k, _, _ := strings.Cut(e, "=")
-		if e == "" || k == "c"+key || strings.HasPrefix(k, "c"+key+".") {
+		if e == "" || k == "c"+key || strings.HasPrefix(k, "c"+key+".") || k == "l"+key {
 			continue
 		}
 		out = append(out, e)

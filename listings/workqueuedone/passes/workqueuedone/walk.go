@@ -42,6 +42,27 @@ type walk struct {
 	res   *walkResult
 	seen  map[visit]bool
 	steps int
+	// loopAt is the block of the instruction being walked in the
+	// function's own frame, for exposures.
+	loopAt *ssa.BasicBlock
+}
+
+// inLoop reports whether block b can reach itself.
+func inLoop(b *ssa.BasicBlock) bool {
+	seen := map[*ssa.BasicBlock]bool{}
+	stack := append([]*ssa.BasicBlock{}, b.Succs...)
+	for len(stack) > 0 {
+		x := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if x == b {
+			return true
+		}
+		if !seen[x] {
+			seen[x] = true
+			stack = append(stack, x.Succs...)
+		}
+	}
+	return false
 }
 
 type visit struct {
@@ -86,8 +107,9 @@ type double struct {
 
 // An exposure is a Done, not deferred, after a call that can panic.
 type exposure struct {
-	pos  token.Pos
-	text string
+	pos    token.Pos
+	text   string
+	inLoop bool // the Done is in a loop, where a defer would wait for the return
 }
 
 // A returned is a return that hands the item to the caller.
@@ -151,6 +173,16 @@ func (w *walk) enter(fr *frame, b, from *ssa.BasicBlock, st state, last token.Po
 			sets = append(sets, set{"s" + id, v})
 			bc := c.boolConst(fr, e, &st)
 			sets = append(sets, set{"b" + id, bc})
+			if fr.parent == nil && isBool(phi.Type()) {
+				flag := ""
+				switch w.flagTest(e, &st) {
+				case +1:
+					flag = "+"
+				case -1:
+					flag = "-"
+				}
+				sets = append(sets, set{"f" + id, flag})
+			}
 		}
 		for _, s := range sets {
 			if s.key[0] == 's' && s.val == "-" {
@@ -176,6 +208,9 @@ func (w *walk) block(fr *frame, b *ssa.BasicBlock, i int, st state, last token.P
 	c := w.c
 	for ; i < len(b.Instrs); i++ {
 		ins := b.Instrs[i]
+		if fr.parent == nil {
+			w.loopAt = b
+		}
 		if fr.parent == nil && ins == w.again && w.again != nil {
 			if !w.loopBack(&st, last) {
 				return
@@ -344,7 +379,7 @@ func (w *walk) branch(fr *frame, b *ssa.BasicBlock, ins *ssa.If, st state, last 
 	c := w.c
 	test := 0
 	if fr.parent == nil {
-		test = w.flagTest(ins.Cond)
+		test = w.flagTest(ins.Cond, &st)
 	}
 	bc := c.boolConst(fr, ins.Cond, &st)
 	skipDone := false
@@ -428,17 +463,17 @@ func rangedOver(b *ssa.BasicBlock) ssa.Value {
 // flagTest reads a branch's condition against the shutdown flag: +1 if
 // its true side is taken only when nothing was handed out, -1 if its
 // false side is, 0 otherwise.
-func (w *walk) flagTest(v ssa.Value) int {
+func (w *walk) flagTest(v ssa.Value, st *state) int {
 	if w.flag == nil && w.selIndex == nil {
 		return 0
 	}
 	switch v := v.(type) {
 	case *ssa.UnOp:
 		if v.Op == token.NOT {
-			return -w.flagTest(v.X)
+			return -w.flagTest(v.X, st)
 		}
 	case *ssa.ChangeType:
-		return w.flagTest(v.X)
+		return w.flagTest(v.X, st)
 	case *ssa.BinOp:
 		if v.Op != token.EQL && v.Op != token.NEQ {
 			return 0
@@ -464,7 +499,7 @@ func (w *walk) flagTest(v ssa.Value) int {
 		case w.flagKind == "error" && k.IsNil() && x == w.flag:
 			sign = -1 // err == nil
 		case k.Value != nil && isBool(k.Type()):
-			sign = w.flagTest(x)
+			sign = w.flagTest(x, st)
 			if k.Value.String() == "false" {
 				sign = -sign
 			}
@@ -473,12 +508,21 @@ func (w *walk) flagTest(v ssa.Value) int {
 			sign = -sign
 		}
 		return sign
+	case *ssa.Phi:
+		// A φ is the flag on the paths that came in by the flag's edge.
+		switch v, _ := st.get("f" + strconv.Itoa(w.c.ids.of(v))); v {
+		case "+":
+			return +1
+		case "-":
+			return -1
+		}
+		return 0
 	case *ssa.Call:
 		if fn := staticFunc(&v.Call); fn != nil {
 			if f := w.c.flagFact(fn); f != nil {
 				args := v.Call.Args
 				if f.Param < len(args) {
-					return f.Sign * w.flagTest(args[f.Param])
+					return f.Sign * w.flagTest(args[f.Param], st)
 				}
 			}
 		}
@@ -542,7 +586,7 @@ func (w *walk) release(fr *frame, st *state, pos, end token.Pos, text string, de
 		return
 	}
 	if held && direct && st.called && st.handedOff == token.NoPos && !fr.deferred() {
-		w.res.exposed = append(w.res.exposed, exposure{pos: pos, text: text})
+		w.res.exposed = append(w.res.exposed, exposure{pos: pos, text: text, inLoop: w.loopAt != nil && inLoop(w.loopAt)})
 	}
 	if st.releasedAt == token.NoPos {
 		st.releasedAt, st.firstSite = pos, site
@@ -582,6 +626,11 @@ func (w *walk) store(fr *frame, ins *ssa.Store, st *state) {
 		}
 	} else {
 		st.clearCells(key)
+		if mc, ok := ins.Val.(*ssa.MakeClosure); ok {
+			// A literal kept in a variable that another literal captured:
+			// remembered, so a call through the variable walks it.
+			st.set("l"+key, strconv.Itoa(c.ids.of(mc)))
+		}
 		switch bc := c.boolConst(fr, ins.Val, st); {
 		case !p.empty():
 			st.set("c"+key, p.encode())
@@ -680,7 +729,7 @@ func (w *walk) ret(fr *frame, ins *ssa.Return, st state, k cont) {
 		for i, v := range ins.Results {
 			r.bools[i] = c.boolConst(fr, v, &st)
 			if isBool(v.Type()) {
-				r.flags[i] = w.flagTest(v)
+				r.flags[i] = w.flagTest(v, &st)
 			}
 		}
 		w.res.returns = append(w.res.returns, r)

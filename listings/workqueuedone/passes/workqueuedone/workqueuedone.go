@@ -43,6 +43,7 @@ type checker struct {
 	dirs       *directives
 	results    []Handout
 	receiverAt map[token.Pos]bool // receivers already reported
+	panicAt    map[token.Pos]bool // Done calls already reported as panic:
 }
 
 func run(pass *analysis.Pass) (any, error) {
@@ -62,6 +63,7 @@ func run(pass *analysis.Pass) (any, error) {
 		stores:      map[*types.Func]*storesParam{},
 		flagHelpers: map[*types.Func]*shutdownFlag{},
 		receiverAt:  map[token.Pos]bool{},
+		panicAt:     map[token.Pos]bool{},
 	}
 	c.dirs = findDirectives(pass, c.skipFile)
 

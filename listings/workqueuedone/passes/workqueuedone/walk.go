@@ -217,6 +217,11 @@ func (w *walk) block(fr *frame, b *ssa.BasicBlock, i int, st state, last token.P
 			}
 			continue // the item lives on in a batch; the hand-out now names another
 		}
+		if fr.parent == nil && ins.Pos().IsValid() && !w.isHome(ins.Pos()) {
+			if _, ok := ins.(*ssa.DebugRef); !ok {
+				last = ins.Pos() // the hand-out's own statement is not where a path goes
+			}
+		}
 		switch ins := ins.(type) {
 		case *ssa.DebugRef, *ssa.Phi:
 			continue
@@ -294,9 +299,6 @@ func (w *walk) block(fr *frame, b *ssa.BasicBlock, i int, st state, last token.P
 			w.branch(fr, b, ins, st, last, k)
 			return
 		}
-		if fr.parent == nil && ins.Pos().IsValid() && !w.isHome(ins.Pos()) {
-			last = ins.Pos() // the hand-out's own statement is not where a path goes
-		}
 	}
 }
 
@@ -331,9 +333,12 @@ func (w *walk) parked(st *state) bool {
 		if p.empty() {
 			continue
 		}
+		elems := !p.under("*").empty() || !p.under("k").empty()
 		switch k[0] {
 		case 'c':
-			if w.c.localRoot(k[1:]) {
+			// An element of a local slice or map; a variable of its own
+			// is given the next item when the loop comes round.
+			if w.c.localRoot(k[1:]) && (elems || strings.Contains(k, ".*") || strings.HasSuffix(k, ".k")) {
 				return true
 			}
 		case 's':
@@ -347,7 +352,9 @@ func (w *walk) parked(st *state) bool {
 			}
 			switch v.Type().Underlying().(type) {
 			case *types.Slice, *types.Map:
-				return true
+				if elems {
+					return true
+				}
 			}
 		}
 	}

@@ -99,6 +99,9 @@ func (s *mutantScore) add(m *module, results map[*packages.Package]*result) erro
 				if after[mu.expect] > before[mu.expect] {
 					s.scores[k].caught++
 				} else {
+					if dir := os.Getenv("CORPUS_DUMP_MISSED"); dir != "" {
+						os.WriteFile(filepath.Join(dir, mu.kind+"-"+filepath.Base(mu.file)), mu.src, 0o644)
+					}
 					s.missed = append(s.missed, fmt.Sprintf("%s %s@%s\n    %s", k, m.path, m.version, mu.where))
 				}
 			}

@@ -41,12 +41,15 @@ func (w *walk) call(fr *frame, b *ssa.BasicBlock, i int, ins *ssa.Call, st *stat
 			snaps[j] = w.snap(fr, a, st)
 		}
 		w.inline(fr, callee, bindings, snaps, *st, false, last, ins.Pos(), func(after state, results []pathSet) {
-			if len(results) == 1 {
-				after.set("s"+id, results[0].encode())
-			} else {
-				for j, r := range results {
-					after.set("s"+id+"#"+strconv.Itoa(j), r.encode())
+			for j, r := range results {
+				key := id
+				if len(results) > 1 {
+					key += "#" + strconv.Itoa(j)
 				}
+				after.set("s"+key, r.encode())
+				n, _ := after.get("r#" + strconv.Itoa(j))
+				after.set("r#"+strconv.Itoa(j), "")
+				after.set("n"+key, n)
 			}
 			w.block(fr, b, i+1, after, last, k)
 		})

@@ -326,6 +326,30 @@ func (c *checker) localRoot(key string) bool {
 	return false
 }
 
+// temporary reports whether the cell key is rooted in memory the compiler
+// made for one expression (the array behind a call's ... arguments, a
+// composite literal): it does not outlive the statement, so an item in it
+// is not kept in a batch.
+func (c *checker) temporary(key string) bool {
+	end := 1
+	for end < len(key) && key[end] >= '0' && key[end] <= '9' {
+		end++
+	}
+	i, err := strconv.Atoi(key[1:end])
+	if err != nil || i >= len(c.ids.vals) {
+		return false
+	}
+	a, ok := c.ids.vals[i].(*ssa.Alloc)
+	if !ok {
+		return false
+	}
+	switch a.Comment {
+	case "varargs", "slicelit", "complit":
+		return true
+	}
+	return false
+}
+
 // paths is where v holds the item on the path st describes, in frame fr.
 func (c *checker) paths(w *walk, fr *frame, v ssa.Value, st *state) pathSet {
 	return c.pathsDepth(w, fr, v, st, 0)
@@ -468,6 +492,33 @@ func (c *checker) boolConst(fr *frame, v ssa.Value, st *state) string {
 		if s, ok := st.get("b" + strconv.Itoa(c.ids.of(v))); ok {
 			return s
 		}
+	case *ssa.BinOp:
+		// err != nil, where err is what a literal walked in place returned.
+		if v.Op != token.EQL && v.Op != token.NEQ {
+			break
+		}
+		x, y := v.X, v.Y
+		if k, ok := x.(*ssa.Const); ok && k.IsNil() {
+			x, y = y, x
+		}
+		if k, ok := y.(*ssa.Const); !ok || !k.IsNil() {
+			break
+		}
+		key := ""
+		switch x := x.(type) {
+		case *ssa.Call:
+			key = "n" + strconv.Itoa(c.ids.of(x))
+		case *ssa.Extract:
+			key = "n" + strconv.Itoa(c.ids.of(x.Tuple)) + "#" + strconv.Itoa(x.Index)
+		}
+		n, _ := st.get(key)
+		if n == "" {
+			break
+		}
+		if (n == "nil") == (v.Op == token.EQL) {
+			return "T"
+		}
+		return "F"
 	}
 	return ""
 }

@@ -338,7 +338,7 @@ func (w *walk) parked(st *state) bool {
 		case 'c':
 			// An element of a local slice or map; a variable of its own
 			// is given the next item when the loop comes round.
-			if w.c.localRoot(k[1:]) && (elems || strings.Contains(k, ".*") || strings.HasSuffix(k, ".k")) {
+			if w.c.localRoot(k[1:]) && !w.c.temporary(k[1:]) && (elems || strings.Contains(k, ".*") || strings.HasSuffix(k, ".k")) {
 				return true
 			}
 		case 's':
@@ -710,6 +710,28 @@ func (w *walk) sendValue(fr *frame, chv, x ssa.Value, pos token.Pos, st *state) 
 	w.handOff(st, h)
 }
 
+// nilness is "nil" for a nil constant, "set" for a value that cannot be
+// nil (a non-nil interface made from a concrete value, a call of
+// fmt.Errorf or errors.New), or "".
+func nilness(v ssa.Value) string {
+	switch v := v.(type) {
+	case *ssa.Const:
+		if v.IsNil() {
+			return "nil"
+		}
+	case *ssa.MakeInterface:
+		return "set"
+	case *ssa.Call:
+		if f := staticFunc(&v.Call); f != nil && f.Pkg() != nil {
+			switch f.Pkg().Path() + "." + f.Name() {
+			case "fmt.Errorf", "errors.New":
+				return "set"
+			}
+		}
+	}
+	return ""
+}
+
 // ret is a return: a literal's goes back to its caller; the function's
 // own leaves holding the item, hands it to its caller, or is fine.
 func (w *walk) ret(fr *frame, ins *ssa.Return, st state, k cont) {
@@ -719,6 +741,10 @@ func (w *walk) ret(fr *frame, ins *ssa.Return, st state, k cont) {
 		results[i] = c.paths(w, fr, r, &st)
 	}
 	if fr.parent != nil {
+		// Whether each result is nil, for the caller's err != nil.
+		for i, r := range ins.Results {
+			st.set("r#"+strconv.Itoa(i), nilness(r))
+		}
 		k(st, results)
 		return
 	}

@@ -14,7 +14,7 @@ import (
 func TestShapes(t *testing.T) {
 	analysistest.Run(t, analysistest.TestData(), workqueuedone.Analyzer,
 		"./loops", "./release", "./limits", "./wrappers", "./handoffs", "./shutdown",
-		"./double", "./precise", "./directives", "./testsoff", "./samevalue", "./unlisted")
+		"./double", "./precise", "./directives", "./testsoff", "./samevalue", "./unlisted", "./panics")
 }
 
 func TestSuggestedFix(t *testing.T) {

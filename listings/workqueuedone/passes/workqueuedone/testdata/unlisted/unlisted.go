@@ -190,3 +190,24 @@ func (c *ctl) twoDefers() {
 	defer func() { c.q.Done(key) }() // want `double: c.q.Done\(key\) is the second Done of key on this path \(the first is on line 189`
 	_ = sync(key)
 }
+
+// broken: a literal in the loop that puts the key in an error (a call's
+// ... arguments, a temporary array: not a batch) and forgets Done
+func (c *ctl) literalLogs() {
+	for {
+		key, quit := c.q.Get()
+		if quit {
+			return
+		}
+		err := func() error {
+			if err := sync(key); err != nil {
+				return fmt.Errorf("syncing %s: %w", key, err)
+			}
+			c.q.Forget(key)
+			return nil
+		}()
+		if err != nil { // want `forget: c.q.Forget\(key\) on line 206 resets the backoff but is not Done: c.q.Get\(\) on line 198 handed out key, and on the path where err != nil \(line 203\) is false`
+			fmt.Println(err) // want `stall: c.q.Get\(\) on line 198 hands out key, and on the path where err != nil \(line 203\) is true`
+		}
+	}
+}

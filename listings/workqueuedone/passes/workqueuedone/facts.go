@@ -132,12 +132,18 @@ func (c *checker) paramFacts(fn *ssa.Function) (*releases, *storesParam) {
 	r, s := &releases{}, &storesParam{}
 	for j := off; j < len(fn.Params); j++ {
 		p := fn.Params[j]
+		if !releasing && !c.reachesStore(p) {
+			continue // nothing it could be stored by: no walk needed
+		}
 		paths := []string{itself}
 		if releasing {
 			paths = append(paths, partPaths(p.Type())...)
 		}
 		for _, path := range paths {
 			w := &walk{c: c, fn: fn, root: p, rootPath: path, helper: true, facts: true}
+			if path != itself {
+				w.rootKey = c.valueKey(&frame{fn: fn}, p)
+			}
 			res := w.run(fn.Blocks[0], 0)
 			if res.gaveUp {
 				continue
@@ -169,6 +175,51 @@ func (c *checker) paramFacts(fn *ssa.Function) (*releases, *storesParam) {
 		s = nil
 	}
 	return r, s
+}
+
+// reachesStore reports whether the value of parameter p can reach, through
+// the values made from it, an instruction that stores or sends it, a
+// call, or a literal that captures it: the only ways a walk of it could
+// find it handed off.
+func (c *checker) reachesStore(p *ssa.Parameter) bool {
+	seen := map[ssa.Value]bool{}
+	stack := []ssa.Value{p}
+	for len(stack) > 0 && len(seen) < 256 {
+		v := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		if seen[v] || v.Referrers() == nil {
+			continue
+		}
+		seen[v] = true
+		for _, r := range *v.Referrers() {
+			switch r := r.(type) {
+			case *ssa.Store:
+				if r.Val == v {
+					return true
+				}
+				stack = append(stack, r.Addr) // the variable it is kept in
+			case *ssa.MapUpdate, *ssa.Send, *ssa.MakeClosure:
+				return true
+			case ssa.CallInstruction:
+				// Only a function known to store its parameter stores it
+				// (an unknown one is not taken for a hand-off).
+				if f := staticFunc(r.Common()); f != nil && c.storesFact(f) != nil {
+					return true
+				}
+				if lit, _ := literal(r.Common().Value); lit != nil {
+					return true
+				}
+				if b, ok := r.Common().Value.(*ssa.Builtin); ok && b.Name() == "append" {
+					if call, ok := r.(*ssa.Call); ok {
+						stack = append(stack, call)
+					}
+				}
+			case ssa.Value:
+				stack = append(stack, r)
+			}
+		}
+	}
+	return false
 }
 
 // partPaths are the parts of a value of type t that may hold an item: the

@@ -25,6 +25,9 @@ type walk struct {
 	root     ssa.Value     // the value that is the item...
 	rootPath string        // ... at this access path (itself, or a field)
 	again    ssa.Instruction
+	// rootKey is the root's key when the item is a part of a reference (a
+	// field of a *work parameter): a store below it overwrites that part.
+	rootKey  string
 	flag     ssa.Value // the shutdown flag, or nil
 	flagKind string    // "shutdown", "ok" or "error"
 	// For an item received in a select: its index, and the case's number.
@@ -171,8 +174,9 @@ func (w *walk) enter(fr *frame, b, from *ssa.BasicBlock, st state, last token.Po
 				v = "-"
 			}
 			sets = append(sets, set{"s" + id, v})
-			bc := c.boolConst(fr, e, &st)
-			sets = append(sets, set{"b" + id, bc})
+			if isBool(phi.Type()) && decides(phi) {
+				sets = append(sets, set{"b" + id, c.boolConst(fr, e, &st)})
+			}
 			if fr.parent == nil && isBool(phi.Type()) {
 				flag := ""
 				switch w.flagTest(e, &st) {
@@ -446,6 +450,26 @@ func (w *walk) selectSend(fr *frame, cond ssa.Value, st *state) {
 	w.sendValue(fr, s.Chan, s.Send, s.Pos, st)
 }
 
+// decides reports whether a bool φ is a branch's condition, as it is or
+// negated: only then does its constant value on a path matter.
+func decides(phi *ssa.Phi) bool {
+	for _, r := range *phi.Referrers() {
+		switch r := r.(type) {
+		case *ssa.If:
+			return true
+		case *ssa.UnOp:
+			if r.Op == token.NOT && r.Referrers() != nil {
+				for _, rr := range *r.Referrers() {
+					if _, ok := rr.(*ssa.If); ok {
+						return true
+					}
+				}
+			}
+		}
+	}
+	return false
+}
+
 // rangedOver is the slice or map the range loop headed by b ranges over.
 func rangedOver(b *ssa.BasicBlock) ssa.Value {
 	for _, ins := range b.Instrs {
@@ -632,19 +656,27 @@ func (w *walk) store(fr *frame, ins *ssa.Store, st *state) {
 			st.set("c"+key, union(decodeCell(st, key), p).encode())
 		}
 	} else {
-		st.clearCells(key)
-		if mc, ok := ins.Val.(*ssa.MakeClosure); ok {
+		// Only what the item's paths can need is kept: what holds it, and
+		// in memory the function made, a bool flag or a literal. Every
+		// other store would only multiply the states a walk tells apart.
+		if strings.Contains(st.env, key) {
+			st.clearCells(key)
+		}
+		local := c.localRoot(key)
+		if mc, ok := ins.Val.(*ssa.MakeClosure); ok && local {
 			// A literal kept in a variable that another literal captured:
 			// remembered, so a call through the variable walks it.
 			st.set("l"+key, strconv.Itoa(c.ids.of(mc)))
 		}
-		switch bc := c.boolConst(fr, ins.Val, st); {
+		switch {
 		case !p.empty():
 			st.set("c"+key, p.encode())
-		case bc != "":
-			st.set("c"+key, bc)
-		default:
-			st.set("c"+key, "-") // written: no longer what it was
+		case local && isBool(ins.Val.Type()):
+			if bc := c.boolConst(fr, ins.Val, st); bc != "" {
+				st.set("c"+key, bc)
+			}
+		case w.rootKey != "" && strings.HasPrefix(key, w.rootKey):
+			st.set("c"+key, "-") // written: no longer the part of the root it was
 		}
 	}
 	if p.empty() || c.localRoot(key) || w.isHome(ins.Pos()) {

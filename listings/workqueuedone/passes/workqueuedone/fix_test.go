@@ -26,7 +26,7 @@ func TestFixesNeverMakeCodeWorse(t *testing.T) {
 	before := analyze(t, src)
 	fixed := 0
 	edits := map[string][]analysis.TextEdit{} // by file
-	var meant []string                         // the hand-outs a fix is meant to finish
+	var meant []string                        // the hand-outs a fix is meant to finish
 	for _, d := range before.diags {
 		for _, f := range d.SuggestedFixes {
 			name := before.fset.Position(d.Pos).Filename

@@ -13,13 +13,15 @@ import (
 
 func sync(string) error { return nil }
 
-type ctl struct{ q workqueue.TypedRateLimitingInterface[string] }
+type ctl struct {
+	q workqueue.TypedRateLimitingInterface[string]
+}
 
 // correct: for-clause loop
 func (c *ctl) forClause() {
 	for key, quit := c.q.Get(); !quit; key, quit = c.q.Get() {
 		_ = sync(key)
-		c.q.Done(key) // want `panic: c.q.Done\(key\) is not deferred: a panic between c.q.Get\(\) on line 20 and here leaves key never Done; move the work after Get into a function that defers it`
+		c.q.Done(key) // want `panic: c.q.Done\(key\) is not deferred: a panic between c.q.Get\(\) on line 22 and here leaves key never Done; move the work after Get into a function that defers it`
 	}
 }
 
@@ -150,7 +152,7 @@ func (c *ctl) goroutineLeak() {
 		}
 		c.q.Done(key)
 	}()
-} // want `stall: c.q.Get\(\) on line 143 hands out key`
+} // want `stall: c.q.Get\(\) on line 145 hands out key`
 
 // broken: Done on the wrong key from a map lookup
 func (c *ctl) wrongLookup(m map[string]string) { // want wrongLookup:`sometimes\[0\]`
@@ -160,7 +162,7 @@ func (c *ctl) wrongLookup(m map[string]string) { // want wrongLookup:`sometimes\
 	}
 	defer c.q.Done(m[key])
 	_ = sync(key)
-} // want `stall: c.q.Get\(\) on line 157 hands out key`
+} // want `stall: c.q.Get\(\) on line 159 hands out key`
 
 // broken: deferred closure that forgets on a path
 func (c *ctl) deferredForget() {
@@ -178,7 +180,7 @@ func (c *ctl) deferredForget() {
 		c.q.Done(key)
 	}()
 	err = sync(key)
-} // want `stall: c.q.Get\(\) on line 167 hands out key, and the path where err != nil \(line 173\) is true`
+} // want `stall: c.q.Get\(\) on line 169 hands out key, and the path where err != nil \(line 175\) is true`
 
 // broken: double via two deferred closures
 func (c *ctl) twoDefers() {
@@ -187,7 +189,7 @@ func (c *ctl) twoDefers() {
 		return
 	}
 	defer c.q.Done(key)
-	defer func() { c.q.Done(key) }() // want `double: c.q.Done\(key\) is the second Done of key on this path \(the first is on line 189`
+	defer func() { c.q.Done(key) }() // want `double: c.q.Done\(key\) is the second Done of key on this path \(the first is on line 191`
 	_ = sync(key)
 }
 
@@ -206,8 +208,8 @@ func (c *ctl) literalLogs() {
 			c.q.Forget(key)
 			return nil
 		}()
-		if err != nil { // want `forget: c.q.Forget\(key\) on line 206 resets the backoff but is not Done: c.q.Get\(\) on line 198 handed out key, and on the path where err != nil \(line 203\) is false`
-			fmt.Println(err) // want `stall: c.q.Get\(\) on line 198 hands out key, and on the path where err != nil \(line 203\) is true`
+		if err != nil { // want `forget: c.q.Forget\(key\) on line 208 resets the backoff but is not Done: c.q.Get\(\) on line 200 handed out key, and on the path where err != nil \(line 205\) is false`
+			fmt.Println(err) // want `stall: c.q.Get\(\) on line 200 hands out key, and on the path where err != nil \(line 205\) is true`
 		}
 	}
 }

@@ -47,7 +47,7 @@ func onePerPath(q workqueue.TypedInterface[string]) {
 		q.Done(key) // want `panic: q.Done\(key\) is not deferred`
 		return
 	}
-	q.Done(key) // one panic: report for the item, at the first
+	q.Done(key) // no second panic: report
 }
 
 // A Done, then the variable reused for the next item: not a double.

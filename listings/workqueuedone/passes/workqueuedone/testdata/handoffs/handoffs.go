@@ -40,7 +40,7 @@ func (d *dispatcher) work(i int) {
 			return
 		case key := <-d.workers[i]:
 			_ = sync(key)
-			d.q.Done(key) // want `panic: d.q.Done\(key\) is not deferred: a panic between the receive on line 41 and here leaves key never Done`
+			d.q.Done(key) // want `panic: d.q.Done\(key\) is not deferred`
 		}
 	}
 }

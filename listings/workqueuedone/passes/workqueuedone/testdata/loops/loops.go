@@ -80,7 +80,7 @@ func (c *controller) explicitEveryPath(ctx context.Context) bool {
 		c.queue.AddRateLimited(key)
 		return true
 	}
-	c.queue.Done(key) // one panic: report for the item, at the first Done a panic could skip
+	c.queue.Done(key) // no second panic: report for one item
 	return true
 }
 

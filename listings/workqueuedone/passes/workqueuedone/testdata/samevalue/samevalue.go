@@ -21,7 +21,7 @@ type del struct{ key string }
 // ANCHOR: switch
 // A type switch narrows the item; Done on the switch's variable is Done on
 // the item.
-func typeSwitch(q workqueue.Interface) bool { //nolint:staticcheck // the untyped queue
+func typeSwitch(q workqueue.Interface) bool { //nolint:staticcheck // untyped
 	item, shutdown := q.Get()
 	if shutdown {
 		return false
@@ -39,7 +39,7 @@ func typeSwitch(q workqueue.Interface) bool { //nolint:staticcheck // the untype
 }
 
 // The same, with a case that forgets.
-func typeSwitchLeak(q workqueue.Interface) bool { //nolint:staticcheck // the untyped queue
+func typeSwitchLeak(q workqueue.Interface) bool { //nolint:staticcheck // untyped
 	item, shutdown := q.Get()
 	if shutdown {
 		return false
@@ -78,7 +78,7 @@ func reassigned(q workqueue.TypedInterface[string]) {
 	key = strings.ToLower(key)
 	q.Done(key)
 } // want `stall: q.Get\(\) on line 74`
-
+// The Done above releases a key nobody was handed.
 // ANCHOR_END: reassigned
 // Reassigned on one path only: the other path is right.
 func reassignedOnOnePath(q workqueue.TypedInterface[string], lower bool) {

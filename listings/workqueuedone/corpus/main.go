@@ -17,6 +17,9 @@
 // proxy and loaded as its own root, with its own go.mod, replaces and
 // go.sum, as its team's CI sees it (load.go).
 //
+// With CORPUS_DUMP_MISSED=DIR in the environment, -mutants also writes
+// each missed mutant's file into DIR, to analyze by hand.
+//
 // Only packages whose non-test files import client-go's workqueue or
 // controller-runtime's priorityqueue are loaded: a hand-out needs one of
 // those types. Test files are not read.

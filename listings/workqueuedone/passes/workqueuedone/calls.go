@@ -362,14 +362,7 @@ func (c *checker) closureFinishes(w *walk, fr *frame, mc *ssa.MakeClosure, st *s
 			}
 			cc := call.Common()
 			args := callArgs(cc)
-			releasing := false
-			if m, _ := queueCall(cc); m == "Done" {
-				releasing = true
-			} else if cc.IsInvoke() && cc.Method.Name() == "Done" {
-				releasing = true
-			} else if fn := staticFunc(cc); fn != nil && c.releasesFact(fn) != nil {
-				releasing = true
-			}
+			releasing := c.releasingCall(cc)
 			if inner, ok := cc.Value.(*ssa.MakeClosure); ok && c.closureFinishes(w, nf, inner, st) {
 				return true
 			}
@@ -384,6 +377,20 @@ func (c *checker) closureFinishes(w *walk, fr *frame, mc *ssa.MakeClosure, st *s
 		}
 	}
 	return false
+}
+
+// releasingCall reports whether a call can release an item it is given:
+// a queue's Done, a Done through an interface, or a function whose facts
+// say it releases a parameter.
+func (c *checker) releasingCall(cc *ssa.CallCommon) bool {
+	if m, _ := queueCall(cc); m == "Done" {
+		return true
+	}
+	if cc.IsInvoke() && cc.Method.Name() == "Done" {
+		return true
+	}
+	f := staticFunc(cc)
+	return f != nil && c.releasesFact(f) != nil
 }
 
 // mayRelease reports whether fn, or a literal in it, calls a Done of a
@@ -401,11 +408,7 @@ func (c *checker) mayRelease(fn *ssa.Function) bool {
 				continue
 			}
 			cc := call.Common()
-			if m, _ := queueCall(cc); m == "Done" {
-				found = true
-			} else if cc.IsInvoke() && cc.Method.Name() == "Done" {
-				found = true
-			} else if f := staticFunc(cc); f != nil && c.releasesFact(f) != nil {
+			if c.releasingCall(cc) {
 				found = true
 			} else if lit, _ := literal(cc.Value); lit != nil && c.mayRelease(lit) {
 				found = true

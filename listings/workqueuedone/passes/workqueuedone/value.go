@@ -67,19 +67,6 @@ func (p pathSet) underPath(path string) pathSet {
 	return p
 }
 
-// within is p, held at component comp of a larger value.
-func (p pathSet) within(comp string) pathSet {
-	var out pathSet
-	for _, s := range p {
-		if s == itself {
-			out = append(out, itself+comp)
-		} else {
-			out = append(out, itself+comp+"."+s[1:])
-		}
-	}
-	return normal(out)
-}
-
 // finishes reports whether p holds a function literal that finishes the
 // item, at any depth.
 func (p pathSet) finishes() bool {
@@ -303,8 +290,24 @@ func (c *checker) valueKey(fr *frame, v ssa.Value) string {
 // functions allocated themselves (a local struct, slice, map or captured
 // variable): its readers are all in sight.
 func (c *checker) localRoot(key string) bool {
-	if !strings.HasPrefix(key, "v") {
+	v, rest := c.rootOf(key)
+	// Only the root itself counts: a pointer loaded from a local cell
+	// points anywhere.
+	if v == nil || strings.HasPrefix(rest, ")") {
 		return false
+	}
+	switch v.(type) {
+	case *ssa.Alloc, *ssa.MakeSlice, *ssa.MakeMap:
+		return true
+	}
+	return false
+}
+
+// rootOf is the value a cell key starts from ("v12.0" starts from value
+// 12), and the rest of the key, or nil for a key through a load.
+func (c *checker) rootOf(key string) (any, string) {
+	if !strings.HasPrefix(key, "v") {
+		return nil, key
 	}
 	end := 1
 	for end < len(key) && key[end] >= '0' && key[end] <= '9' {
@@ -312,18 +315,9 @@ func (c *checker) localRoot(key string) bool {
 	}
 	i, err := strconv.Atoi(key[1:end])
 	if err != nil || i >= len(c.ids.vals) {
-		return false
+		return nil, key
 	}
-	// Only the root itself counts: a pointer loaded from a local cell
-	// points anywhere.
-	if strings.HasPrefix(key[end:], ")") {
-		return false
-	}
-	switch c.ids.vals[i].(type) {
-	case *ssa.Alloc, *ssa.MakeSlice, *ssa.MakeMap:
-		return true
-	}
-	return false
+	return c.ids.vals[i], key[end:]
 }
 
 // temporary reports whether the cell key is rooted in memory the compiler
@@ -331,15 +325,8 @@ func (c *checker) localRoot(key string) bool {
 // composite literal): it does not outlive the statement, so an item in it
 // is not kept in a batch.
 func (c *checker) temporary(key string) bool {
-	end := 1
-	for end < len(key) && key[end] >= '0' && key[end] <= '9' {
-		end++
-	}
-	i, err := strconv.Atoi(key[1:end])
-	if err != nil || i >= len(c.ids.vals) {
-		return false
-	}
-	a, ok := c.ids.vals[i].(*ssa.Alloc)
+	v, _ := c.rootOf(key)
+	a, ok := v.(*ssa.Alloc)
 	if !ok {
 		return false
 	}

@@ -468,16 +468,13 @@ const GUARD: &str = "kube-reconcile-guard";
 const ALERT: &str = "workqueue-stall-alert";
 const ANALYZER: &str = "workqueuedone";
 
-/// The analyzer's archive is a Go module that builds on its own, and the
-/// command its README builds reports the stalls of its own testdata, as it
-/// would in a reader's module: it exits 3, as go vet does, and says `stall:`.
+/// The analyzer's archive is a Go module that builds on its own, and its
+/// command reports the stalls of its own testdata: it exits 3, as go vet
+/// does, and says `stall:`.
 #[test]
 fn the_analyzer_builds_and_reports_from_its_archive() {
     let Some(go) = common::go_or_skip("the_analyzer_builds_and_reports_from_its_archive") else { return };
     let unpacked = unpacked().join(ANALYZER);
-    let readme = fs::read_to_string(unpacked.join("README.md")).unwrap();
-    let build = "go build -o workqueuedone ./cmd/workqueuedone";
-    assert!(readme.contains(build), "{ANALYZER}'s README does not give `{build}`:\n{readme}");
     let bin = target_dir("copy-out/go").join(ANALYZER);
     let go_cmd = |dir: &Path| {
         let mut cmd = Command::new(&go);
@@ -514,71 +511,353 @@ fn the_analyzer_builds_and_reports_from_its_archive() {
     );
 }
 
-/// The chapter's way to pin the analyzer in a reader's module with Go's
-/// tool directive, and its CI step, which builds the vet tool in the
-/// analyzer's own module, run as the reader runs them: listing 5-1's twin from its
-/// archive stands for the reader's module, the analyzer's archive is
-/// unpacked into its `third_party/workqueuedone`, and the two files the
-/// chapter includes, `your-module/setup.sh` and `your-module/ci.sh` (from
-/// the unpacked archive, so the page, the archive and this test cannot
-/// drift), run verbatim with `sh`. The CI step must fail on the twin's
-/// `forget:` report, and `go tool workqueuedone ./...` must make it too.
+/// The Go releases the reader's seat is tested on, by patch release: the
+/// same list as `TESTED_GO` in `xtask/src/analyzer.rs` (checked below).
+const TESTED_GO: [&str; 2] = ["go1.26.8", "go1.27.3"];
+
+/// The line of listing 5-1's twin that makes its leak.
+const LEAK: &str = "\t\treturn true // the bug: no q.Done(key) on this path\n";
+
+/// Listing 5-1's twin mended as chapter 5 mends it: `Done` deferred on the
+/// line after the shutdown check, and the one at the end gone.
+fn mended(twin: &str) -> String {
+    let check = "\tif shutdown {\n\t\treturn false\n\t}\n";
+    let end = "\tq.Forget(key)\n\tq.Done(key)\n\treturn true\n";
+    assert!(twin.matches(check).count() == 1 && twin.matches(end).count() == 1, "listing 5-1's twin changed shape");
+    twin.replace(check, &format!("{check}\tdefer q.Done(key)\n")).replace(end, "\tq.Forget(key)\n\treturn true\n")
+}
+
+/// The reader's seat: every command the analyzer's scripts tell a reader to
+/// run (the `#   ` lines of `your-module/*.sh`, which chapter 10 includes)
+/// is run verbatim, with `bash -c`, in a module of the reader's own: an
+/// older client-go (v0.33.0) on `go 1.24.0`, listing 5-1's twin as its
+/// worker, the analyzer's archive unpacked by the command its README gives,
+/// on every Go in [`TESTED_GO`]. Each route must exit non-zero on the leak,
+/// naming it, and zero once it is mended; `setup.sh` must leave `go.mod`
+/// and `go.sum` as they were and the module building; `ci.sh` must pass its
+/// arguments to go vet and remove what it made; `golangci-lint.sh` must
+/// build with no `git` on `PATH`, into a folder the archive's `.gitignore`
+/// ignores, and not again when nothing changed. Bad input (a module without
+/// client-go, the archive unpacked outside the module, a Go older than the
+/// analyzer supports) must stop with one line that says what to do.
 #[test]
-fn the_analyzer_pinned_with_go_tool_reports_in_a_readers_module() {
-    let Some(go) = common::go_or_skip("the_analyzer_pinned_with_go_tool_reports_in_a_readers_module") else { return };
+fn the_readers_seat_every_printed_command_on_every_tested_go() {
+    let Some(_) = common::go_or_skip("the_readers_seat_every_printed_command_on_every_tested_go") else { return };
+    let xtask = fs::read_to_string(common::root().join("xtask/src/analyzer.rs")).unwrap();
+    assert!(
+        xtask.contains(&format!("pub const TESTED_GO: [&str; 2] = {TESTED_GO:?};")),
+        "xtask/src/analyzer.rs's TESTED_GO is not {TESTED_GO:?}"
+    );
     let tree = unpacked();
-    let analyzer = tree.join(ANALYZER);
-    let module = scratch("your-module");
-    // A fresh module each run: setup.sh edits go.mod, as it would the reader's.
-    let _ = fs::remove_dir_all(&module);
-    for (from, to) in
-        [(tree.join("listing-05-01-go"), module.clone()), (analyzer.clone(), module.join("third_party/workqueuedone"))]
-    {
-        fs::create_dir_all(&to).unwrap();
-        let copy = Command::new("cp").arg("-R").arg(from.join(".")).arg(&to).output().unwrap();
-        assert!(copy.status.success(), "copying {}: {}", from.display(), String::from_utf8_lossy(&copy.stderr));
+    let archive = scratch("copy-out").join("archives").join(format!("{ANALYZER}.tar.gz"));
+    let scripts = tree.join(ANALYZER).join("your-module");
+    let commands = printed_commands(&scripts);
+    let twin = fs::read_to_string(tree.join("listing-05-01-go/twin/main.go")).unwrap();
+    assert!(twin.contains(LEAK), "listing 5-1's twin no longer has the line {LEAK:?}");
+
+    let readme = fs::read_to_string(tree.join(ANALYZER).join("README.md")).unwrap();
+    let unpack = "mkdir -p third_party && tar -xzf workqueuedone.tar.gz -C third_party";
+    assert!(readme.contains(unpack), "{ANALYZER}'s README does not say how to unpack it: `{unpack}`");
+
+    every_command_on_the_page_is_run(&commands, unpack, &readme);
+
+    for version in TESTED_GO {
+        let module = scratch(&format!("readers-seat-{version}"));
+        let _ = fs::remove_dir_all(&module);
+        fs::create_dir_all(module.join("clean")).unwrap();
+        fs::write(module.join("go.mod"), "module example.com/reader\n\ngo 1.24.0\n").unwrap();
+        fs::write(module.join("main.go"), &twin).unwrap();
+        fs::write(module.join("clean/clean.go"), "// Package clean has no work queue.\npackage clean\n").unwrap();
+        let seat = Seat { module: module.clone(), version };
+        seat.ok("go get k8s.io/client-go@v0.33.0 && go mod tidy", "the reader's module on client-go v0.33.0");
+        let (go_mod, go_sum) = (seat.read("go.mod"), seat.read("go.sum"));
+        fs::copy(&archive, module.join("workqueuedone.tar.gz")).unwrap();
+        seat.ok(unpack, "unpacking the archive as its README says");
+        fs::remove_file(module.join("workqueuedone.tar.gz")).unwrap();
+        assert!(!module.join("third_party/workqueuedone/corpus").exists(), "the archive holds the corpus module");
+
+        // Every printed command, in the order the scripts print them.
+        for command in &commands {
+            if command.contains("golangci-lint.sh") {
+                seat.golangci_lint_builds_without_git(command);
+            } else if command.contains("setup.sh") {
+                seat.ok(command, "setup.sh");
+                assert_eq!(seat.read("go.mod"), go_mod, "{version}: setup.sh changed the reader's go.mod");
+                assert_eq!(seat.read("go.sum"), go_sum, "{version}: setup.sh changed the reader's go.sum");
+                assert!(
+                    seat.read("tools.mod").contains("tool forget-is-not-delete/workqueuedone/cmd/workqueuedone"),
+                    "{version}: setup.sh left no tool line in tools.mod:\n{}",
+                    seat.read("tools.mod")
+                );
+                seat.ok("go build ./...", "the reader's module, after setup.sh");
+            } else if command.starts_with("cp ") {
+                seat.ok(command, "a copy the scripts print");
+            } else if command.ends_with(" -V") {
+                let said = seat.ok(command, "the version");
+                assert!(
+                    said.starts_with(&format!("workqueuedone v")) && readme.contains(said.split(' ').nth(1).unwrap()),
+                    "{version}: `{command}` printed {said:?}, not the version the README names"
+                );
+            } else if command.contains("./pkg/...") {
+                // Arguments reach go vet: only the clean package, so no report.
+                seat.ok(&command.replace("./pkg/...", "./clean/..."), "ci.sh given a package pattern");
+            } else {
+                seat.fails_on_the_leak_and_passes_without(command);
+            }
+        }
+        eprintln!("readers-seat: {version}: {} commands, run as printed", commands.len());
+        if version == TESTED_GO[0] {
+            seat.bad_input(&archive, &scripts);
+        }
     }
-    let in_module = |program: &Path| {
-        let mut cmd = Command::new(program);
-        cmd.current_dir(&module).env("GOWORK", "off").env("GOTOOLCHAIN", "local").env_remove("GOFLAGS");
+}
+
+/// Every command chapter 10, the cheat sheet, the analyzer's README and
+/// its commands' doc comments print, in a shell block or as inline code
+/// that starts like a command,
+/// is one this test runs: a command no test runs could pass silently, as
+/// the cheat sheet's `go vet -vettool="$(go tool -n vet-workqueuedone)"`
+/// once did (it named a tool no script pinned, so `-vettool=` was empty and
+/// plain go vet passed over the leak).
+fn every_command_on_the_page_is_run(commands: &[String], unpack: &str, readme: &str) {
+    let root = common::root();
+    let mut pages = vec![("the analyzer's README".to_owned(), readme.to_owned())];
+    for page in ["src/ch10-catch-the-stall.md", "src/cheat-sheet.md"] {
+        pages.push((page.to_owned(), fs::read_to_string(root.join(page)).unwrap()));
+    }
+    // The commands' doc comments, which go doc shows: their indented
+    // lines, as a shell block.
+    for command in ["workqueuedone", "vet-workqueuedone", "build-vet-workqueuedone"] {
+        let path = format!("listings/workqueuedone/cmd/{command}/main.go");
+        let source = fs::read_to_string(root.join(&path)).unwrap();
+        let doc: Vec<&str> = source
+            .lines()
+            .take_while(|l| l.starts_with("//"))
+            .filter_map(|l| l.strip_prefix("//\t"))
+            .collect::<Vec<_>>();
+        pages.push((path, format!("```sh\n{}\n```\n", doc.join("\n"))));
+    }
+    // Inline code that a reader would copy and run as it stands: the
+    // scripts, the tool, the built golangci-lint, unpacking, and any go
+    // vet with a command substitution (the form that once passed silently).
+    let starts = ["bash ", "go tool ", "third_party/workqueuedone/bin/golangci-lint ", "tar ", "mkdir "];
+    let mut untested = Vec::new();
+    for (page, text) in &pages {
+        let mut shown: Vec<String> = shell_blocks(text)
+            .into_iter()
+            .filter(|l| !l.is_empty() && !l.starts_with('#') && !l.starts_with("{{#include"))
+            .map(str::to_owned)
+            .collect();
+        let mut fenced = false;
+        let prose: String = text
+            .lines()
+            .filter(|l| {
+                fenced ^= l.starts_with("```");
+                !fenced && !l.starts_with("```")
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        for (i, span) in prose.split('`').enumerate() {
+            if i % 2 == 1 && (starts.iter().any(|s| span.starts_with(s)) || span.contains("$(")) {
+                // A placeholder for the packages is the reader's to fill in.
+                shown.push(one_line(&span.replace(" [packages]", "")));
+            }
+        }
+        for command in shown {
+            let command = command.split(" #").next().unwrap().trim().to_owned();
+            let tested = command == unpack
+                || commands.iter().any(|c| *c == command || c.replace("ci.sh ./pkg/...", "ci.sh") == command);
+            if !tested {
+                untested.push(format!("{page}: {command}"));
+            }
+        }
+    }
+    assert!(untested.is_empty(), "commands the book prints that no test runs as printed:\n{}", untested.join("\n"));
+}
+
+/// The commands `your-module/*.sh` print for a reader to run: the comment
+/// lines indented by three spaces, without their trailing comment.
+fn printed_commands(scripts: &Path) -> Vec<String> {
+    let mut commands = Vec::new();
+    for name in ["setup.sh", "ci.sh", "golangci-lint.sh"] {
+        let text = fs::read_to_string(scripts.join(name)).unwrap();
+        for line in text.lines() {
+            if let Some(command) = line.strip_prefix("#   ") {
+                let command = command.split(" #").next().unwrap().trim().to_owned();
+                if !commands.contains(&command) {
+                    commands.push(command);
+                }
+            }
+        }
+    }
+    for must in [
+        "setup.sh",
+        "ci.sh",
+        "golangci-lint.sh",
+        "go tool -modfile=tools.mod workqueuedone ./...",
+        "bin/golangci-lint run",
+    ] {
+        assert!(commands.iter().any(|c| c.contains(must)), "no script prints a command with `{must}`: {commands:#?}");
+    }
+    commands
+}
+
+/// A reader's module on one Go.
+struct Seat {
+    module: PathBuf,
+    version: &'static str,
+}
+
+impl Seat {
+    fn bash(&self, command: &str) -> Command {
+        let mut cmd = Command::new("bash");
+        cmd.current_dir(&self.module)
+            .args(["-c", command])
+            .env("GOTOOLCHAIN", self.version)
+            .env("GOWORK", "off")
+            .env_remove("GOFLAGS");
         cmd
-    };
-    let sh = |script: &str| {
-        let mut cmd = in_module(Path::new("sh"));
-        cmd.arg(analyzer.join("your-module").join(script));
-        cmd
-    };
-    let rerun = format!("rerun: cd {} && sh {}/your-module/<script>", module.display(), analyzer.display());
-    let setup = sh("setup.sh").output().expect("sh can be started");
-    assert!(
-        setup.status.success(),
-        "your-module/setup.sh failed ({}):\n{}{}\n{rerun}",
-        setup.status,
-        String::from_utf8_lossy(&setup.stdout),
-        String::from_utf8_lossy(&setup.stderr)
-    );
-    let go_mod = fs::read_to_string(module.join("go.mod")).unwrap();
-    let line = "tool forget-is-not-delete/workqueuedone/cmd/workqueuedone";
-    assert!(
-        go_mod.lines().any(|l| l.trim() == line.trim_start_matches("tool ") || l.trim() == line),
-        "setup.sh left no `{line}` in go.mod:\n{go_mod}"
-    );
-    let twin_report = |said: &str| said.lines().any(|l| l.contains("twin/main.go:") && l.contains(": forget: "));
-    let ci = sh("ci.sh").output().expect("sh can be started");
-    let said = String::from_utf8_lossy(&ci.stderr);
-    assert!(
-        !ci.status.success() && twin_report(&said),
-        "your-module/ci.sh should fail on listing 5-1's forget: report; it exited {}:\n{said}\n{rerun}",
-        ci.status
-    );
-    let out = in_module(&go).args(["tool", "workqueuedone", "./..."]).output().expect("go can be started");
-    let said = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.code() == Some(3) && twin_report(&said),
-        "`go tool workqueuedone ./...` in {} should report listing 5-1's forget: and exit 3; it exited {:?}:\n{said}",
-        module.display(),
-        out.status.code()
-    );
+    }
+
+    fn read(&self, name: &str) -> String {
+        fs::read_to_string(self.module.join(name))
+            .unwrap_or_else(|e| panic!("{}: {e}", self.module.join(name).display()))
+    }
+
+    fn rerun(&self, command: &str) -> String {
+        format!("rerun: cd {} && GOTOOLCHAIN={} GOWORK=off {command}", self.module.display(), self.version)
+    }
+
+    /// Runs a command that must pass, and returns its stdout.
+    fn ok(&self, command: &str, what: &str) -> String {
+        let out = self.bash(command).output().expect("bash can be started");
+        assert!(
+            out.status.success(),
+            "{}: {what}: `{command}` failed ({}):\n{}{}\n{}",
+            self.version,
+            out.status,
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr),
+            self.rerun(command)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
+    fn fails_on_the_leak_and_passes_without(&self, command: &str) {
+        let main = self.module.join("main.go");
+        let leaky = self.read("main.go");
+        let tmp = self.module.join("../readers-seat-tmp");
+        let _ = fs::remove_dir_all(&tmp);
+        fs::create_dir_all(&tmp).unwrap();
+        let out = self.bash(command).env("TMPDIR", &tmp).output().expect("bash can be started");
+        let said = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+        assert!(
+            !out.status.success() && said.contains("main.go:48:3") && said.contains("forget: q.Forget(key)"),
+            "{}: `{command}` should fail on the leak at main.go:48 and name it; it exited {}:\n{said}\n{}",
+            self.version,
+            out.status,
+            self.rerun(command)
+        );
+        let left: Vec<_> = fs::read_dir(&tmp).unwrap().map(|e| e.unwrap().path()).collect();
+        assert!(left.is_empty(), "{}: `{command}` left {left:?} in its TMPDIR", self.version);
+        fs::write(&main, mended(&leaky)).unwrap();
+        self.ok(command, "the same module with the leak mended");
+        fs::write(&main, leaky).unwrap();
+    }
+
+    fn golangci_lint_builds_without_git(&self, command: &str) {
+        let no_git = self.module.join("../readers-seat-path-without-git");
+        if !no_git.is_dir() {
+            fs::create_dir_all(&no_git).unwrap();
+            let path = std::env::var_os("PATH").unwrap_or_default();
+            for dir in std::env::split_paths(&path) {
+                for entry in fs::read_dir(&dir).into_iter().flatten().flatten() {
+                    let name = entry.file_name();
+                    if name != "git" && !no_git.join(&name).exists() {
+                        let _ = std::os::unix::fs::symlink(entry.path(), no_git.join(&name));
+                    }
+                }
+            }
+        }
+        let build = |what: &str| {
+            let out = self.bash(command).env("PATH", &no_git).output().expect("bash can be started");
+            let said = String::from_utf8_lossy(&out.stderr).into_owned();
+            assert!(
+                out.status.success(),
+                "{}: {what}: `{command}` with no git on PATH failed ({}):\n{said}\n{}",
+                self.version,
+                out.status,
+                self.rerun(command)
+            );
+            said
+        };
+        let said = build("the first build");
+        assert!(said.contains("built "), "{}: golangci-lint.sh did not say it built: {said}", self.version);
+        let said = build("the second run, nothing changed");
+        assert!(
+            said.contains("is up to date"),
+            "{}: golangci-lint.sh built again with nothing changed: {said}",
+            self.version
+        );
+        self.ok(
+            "git init -q . && git check-ignore -q third_party/workqueuedone/bin/golangci-lint && rm -rf .git",
+            "the archive's .gitignore ignores the built golangci-lint",
+        );
+    }
+
+    /// Bad input, each stopped with one line that says what to do.
+    fn bad_input(&self, archive: &Path, scripts: &Path) {
+        let ci = "bash third_party/workqueuedone/your-module/ci.sh";
+        let stops = |dir: &Path, command: &str, path: Option<&Path>, want: &str| {
+            let mut cmd = self.bash(command);
+            cmd.current_dir(dir);
+            if let Some(path) = path {
+                cmd.env("PATH", path);
+            }
+            let out = cmd.output().expect("bash can be started");
+            let said = String::from_utf8_lossy(&out.stderr);
+            assert!(
+                out.status.code() == Some(2) && said.contains(want) && said.trim().lines().count() == 1,
+                "{}: `{command}` in {} should stop with one line saying {want:?}; it exited {:?}:\n{said}",
+                self.version,
+                dir.display(),
+                out.status.code()
+            );
+        };
+        // A module with no client-go.
+        let plain = self.module.join("../readers-seat-no-client-go");
+        let _ = fs::remove_dir_all(&plain);
+        fs::create_dir_all(plain.join("third_party")).unwrap();
+        fs::write(plain.join("go.mod"), "module example.com/plain\n\ngo 1.24.0\n").unwrap();
+        fs::write(plain.join("plain.go"), "package plain\n").unwrap();
+        let untar = Command::new("tar").arg("-xzf").arg(archive).arg("-C").arg(plain.join("third_party")).status();
+        assert!(untar.unwrap().success());
+        stops(&plain, ci, None, "does not require k8s.io/client-go");
+        // The archive unpacked outside the module.
+        stops(&self.module, &format!("bash {}/ci.sh", scripts.display()), None, "outside your module");
+        // A Go older than the analyzer supports.
+        let old = self.module.join("../readers-seat-old-go");
+        fs::create_dir_all(&old).unwrap();
+        let real_go =
+            String::from_utf8_lossy(&Command::new("bash").args(["-c", "command -v go"]).output().unwrap().stdout)
+                .trim()
+                .to_owned();
+        fs::write(
+            old.join("go"),
+            format!(
+                "#!/bin/sh\n# Go 1.25.4, as far as a version check can tell.\n\
+                 if [ \"$1 $2\" = \"env GOVERSION\" ]; then echo go1.25.4; exit 0; fi\nexec {real_go} \"$@\"\n"
+            ),
+        )
+        .unwrap();
+        let chmod = Command::new("chmod").arg("755").arg(old.join("go")).status().unwrap();
+        assert!(chmod.success());
+        let path = std::env::join_paths(
+            std::iter::once(old.clone()).chain(std::env::split_paths(&std::env::var_os("PATH").unwrap_or_default())),
+        )
+        .unwrap();
+        stops(&self.module, ci, Some(Path::new(&path)), "go1.25.4 is older than the analyzer supports");
+    }
 }
 
 /// Every archive holds the repository's LICENSE and a README that says what

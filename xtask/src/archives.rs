@@ -380,14 +380,18 @@ fn alert_archive(work: &mut Work, book: &Book, dest: &Path) -> Result<String> {
 }
 
 /// `workqueuedone.tar.gz`: the Go analyzer of chapter 10 as it is in
-/// `listings/workqueuedone/`, a module of its own with its tests, its
-/// testdata and its corpus. Its README is the folder's, with the place in
-/// the book and the licence added.
+/// `listings/workqueuedone/`, a module of its own with its tests and its
+/// testdata, but not its corpus: a reader unpacks it into their own module's
+/// `third_party/`, where a `go.mod` requiring all of Kubernetes would be
+/// picked up by dependency bots and scanners (the corpus is the book's
+/// evidence, in its repository). Its README is the folder's, with the place
+/// in the book and the licence added.
 fn analyzer_archive(work: &mut Work, book: &Book, dest: &Path) -> Result<String> {
     let from = root().join("listings").join(ANALYZER);
     let folder = work.stage.join(ANALYZER);
     remove_dir(&folder)?;
-    copy_dir(&from, &folder, &["README.md"])?;
+    // bin/ is where your-module/golangci-lint.sh builds, in a reader's copy.
+    copy_dir(&from, &folder, &["README.md", "corpus", "bin"])?;
     let own = read(&from.join("README.md"))?;
     let Some(body) = own.strip_prefix(&format!("# {ANALYZER}\n")) else {
         return Err(format!("{}/README.md does not start `# {ANALYZER}`", from.display()));

@@ -49,6 +49,12 @@ pub fn test() -> Result {
             "{YOUR_MODULE}/.custom-gcl.yml must say `version: {VERSION}`, the golangci-lint the suite builds and tests"
         ));
     }
+    let script = read(&your_module.join("golangci-lint.sh"))?;
+    if !script.lines().any(|l| l.starts_with(&format!("version={VERSION} "))) {
+        return Err(format!(
+            "{YOUR_MODULE}/golangci-lint.sh must say `version={VERSION}`, the golangci-lint the suite builds and tests"
+        ));
+    }
     let stock = stock_golangci_lint()?;
     let custom = custom_golangci_lint(&stock, &custom_config)?;
     let standalone = root().join("target/golangci-lint/workqueuedone");

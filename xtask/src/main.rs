@@ -18,7 +18,8 @@
 //! cargo xtask control-plane      build etcd, kube-apiserver and promtool where they are missing
 //! cargo xtask cluster up|down    a control plane for readers, with a kubeconfig in target/cluster/
 //! cargo xtask api-server-test    only the listings that run against a real API server
-//! cargo xtask analyzer           the Go analyzer workqueuedone: its tests, the twins, the corpus, its cost
+//! cargo xtask analyzer           the Go analyzer workqueuedone: its tests on each Go, the twins, the corpus
+//! cargo xtask analyzer-cost [--write]  what workqueuedone costs go vet over Kubernetes, each Go; --write: cost.txt
 //! cargo xtask golangci-lint      workqueuedone as a golangci-lint plugin, built with golangci-lint custom
 //! ```
 //!
@@ -64,6 +65,7 @@ fn main() -> ExitCode {
         Some("install-mdbook") => mdbook().map(|path| println!("{}", path.display())),
         Some("perf") => perf::perf(&args[1..]),
         Some("analyzer") => analyzer::test(),
+        Some("analyzer-cost") => analyzer::cost(&args[1..]),
         Some("golangci-lint") => golangci::test(),
         Some("control-plane") => control_plane::ensure_binaries().map(|b| {
             println!("etcd and kube-apiserver: {}", b.assets.display());
@@ -82,7 +84,7 @@ fn main() -> ExitCode {
     }
 }
 
-const USAGE: &str = "usage: cargo xtask <book | archives DIR | test | book-test [mdbook test args] | browser-test | offline-test | lint | bless | install-mdbook | perf [--write] [--by-placement] [--fallbacks] | control-plane | cluster <up | down | status> | api-server-test | analyzer | golangci-lint>";
+const USAGE: &str = "usage: cargo xtask <book | archives DIR | test | book-test [mdbook test args] | browser-test | offline-test | lint | bless | install-mdbook | perf [--write] [--by-placement] [--fallbacks] | control-plane | cluster <up | down | status> | api-server-test | analyzer | analyzer-cost [--write] | golangci-lint>";
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask/ is inside the workspace").to_path_buf()

@@ -42,23 +42,26 @@ func measureCost(m *module) (string, error) {
 	defer os.RemoveAll(tools)
 	vettool := filepath.Join(tools, "vet-workqueuedone")
 	standalone := filepath.Join(tools, "workqueuedone")
-	// The vet tool is built in the analyzer's own module, as the CI step of
-	// chapter 10 builds it, where x/tools is the version the installed Go's
-	// cmd/vet vendors: go vet's analyzers are then the same code in both
-	// tools. (This module needs a later x/tools, which writes each package's
-	// types into its vet output; every run hashes that output.)
+	// The vet tool is built as chapter 10's CI step builds it, by
+	// cmd/build-vet-workqueuedone in the analyzer's own module, for the Go
+	// that runs this: go vet's analyzers are then the same code in both
+	// tools. (This module needs a later x/tools, which writes each
+	// package's types into its vet output; every run hashes that output.)
 	own, err := exec.Command("go", "list", "-m", "-f", "{{.Dir}}", "forget-is-not-delete/workqueuedone").Output()
 	if err != nil {
 		return "", fmt.Errorf("go list -m forget-is-not-delete/workqueuedone (the analyzer's module): %v", err)
 	}
-	for _, b := range []struct{ bin, pkg, dir string }{
-		{vettool, "./cmd/vet-workqueuedone", strings.TrimSpace(string(own))},
-		{standalone, "forget-is-not-delete/workqueuedone/cmd/workqueuedone", ""},
+	for _, b := range []struct {
+		args []string
+		dir  string
+	}{
+		{[]string{"run", "./cmd/build-vet-workqueuedone", "-o", vettool}, strings.TrimSpace(string(own))},
+		{[]string{"build", "-o", standalone, "forget-is-not-delete/workqueuedone/cmd/workqueuedone"}, ""},
 	} {
-		build := exec.Command("go", "build", "-o", b.bin, b.pkg)
+		build := exec.Command("go", b.args...)
 		build.Dir = b.dir
 		if out, err := build.CombinedOutput(); err != nil {
-			return "", fmt.Errorf("go build %s: %v\n%s", b.pkg, err, out)
+			return "", fmt.Errorf("go %s: %v\n%s", strings.Join(b.args, " "), err, out)
 		}
 	}
 

@@ -1,7 +1,17 @@
-# The CI step: go vet's own analyzers and workqueuedone in one run, which
-# fails when either reports. The vet tool is built in the analyzer's own
-# module, whose golang.org/x/tools is the one your Go's vet vendors, so that
-# vet's analyzers run as the same code, at the same cost, as in go vet.
-vettool="$(mktemp -d)/vet-workqueuedone"
-go -C third_party/workqueuedone build -o "$vettool" ./cmd/vet-workqueuedone
-go vet -vettool="$vettool" ./...
+#!/usr/bin/env bash
+# The CI step: go vet's own analyzers and workqueuedone in one go vet run,
+# which fails when either reports. In your module's root:
+#
+#   bash third_party/workqueuedone/your-module/ci.sh            # ./...
+#   bash third_party/workqueuedone/your-module/ci.sh ./pkg/...  # or these
+#
+# The vet tool is built for the Go on PATH (cmd/build-vet-workqueuedone
+# matches go vet's own golang.org/x/tools), outside your module, and
+# removed when the step ends.
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/preflight.sh"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+GOWORK=off GOFLAGS= go -C "$analyzer" \
+  run ./cmd/build-vet-workqueuedone -o "$tmp/vet-workqueuedone"
+go vet -vettool="$tmp/vet-workqueuedone" "${@:-./...}"

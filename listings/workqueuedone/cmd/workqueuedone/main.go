@@ -1,17 +1,19 @@
 // Command workqueuedone reports work-queue items that are handed out and
-// never Done. Run it on its own, in your module:
+// never Done. Run it on its own, in your module's root, once
+// your-module/setup.sh has pinned it in tools.mod:
 //
-//	workqueuedone ./...
+//	go tool -modfile=tools.mod workqueuedone ./...
 //
 // It loads and type-checks every package and dependency from source on
 // each run and caches nothing. In CI, prefer go vet with the vet tool
 // cmd/vet-workqueuedone, which runs go vet's own analyzers and this one in
-// one step and lets go vet cache each package's result. go vet
-// -vettool=TOOL runs TOOL's analyzers in place of its own, so naming this
-// command there would drop printf, lostcancel and the rest for that run.
-// go vet makes a relative -vettool path absolute and never searches PATH;
-// with the tool pinned in go.mod, go tool -n vet-workqueuedone prints the
-// path to give it.
+// one step and lets go vet cache each package's result:
+// your-module/ci.sh builds it for the Go that runs it and runs go vet.
+// go vet -vettool=TOOL runs TOOL's analyzers in place of its own, so
+// naming this command there would drop printf, lostcancel and the rest
+// for that run.
+//
+// -V prints the analyzer's version (-V=full is go vet's handshake).
 //
 // On its own it exits 3 when it reports anything, 1 on errors (a package
 // that does not load, say) and 0 otherwise; under go vet, go vet sets the
@@ -37,6 +39,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 
@@ -51,6 +54,10 @@ import (
 const childEnv = "WORKQUEUEDONE_FIX_CHILD"
 
 func main() {
+	if len(os.Args) == 2 && (os.Args[1] == "-V" || os.Args[1] == "--V") {
+		fmt.Printf("workqueuedone %s (forget-is-not-delete/workqueuedone, built with %s)\n", workqueuedone.Version, runtime.Version())
+		return
+	}
 	if os.Getenv(childEnv) != "1" {
 		if file, rest, ok := sarifArgs(os.Args[1:]); ok {
 			os.Exit(writeSARIF(file, rest))

@@ -9,6 +9,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"forget-is-not-delete/workqueuedone/passes/workqueuedone"
 )
 
 func TestFixArgs(t *testing.T) {
@@ -230,5 +232,16 @@ func TestSARIF(t *testing.T) {
 	}
 	if kinds["double"] != 3 || kinds["panic"] != 1 {
 		t.Errorf("results by rule %v, want 3 double and 1 panic (testdata/double)", kinds)
+	}
+}
+
+// The README names the version -V prints.
+func TestVersionIsTheREADMEs(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "This is workqueuedone " + workqueuedone.Version + ","; !strings.Contains(string(readme), want) {
+		t.Errorf("README.md does not say %q", want)
 	}
 }

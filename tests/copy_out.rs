@@ -595,7 +595,7 @@ fn the_readers_seat_every_printed_command_on_every_tested_go() {
             } else if command.ends_with(" -V") {
                 let said = seat.ok(command, "the version");
                 assert!(
-                    said.starts_with(&format!("workqueuedone v")) && readme.contains(said.split(' ').nth(1).unwrap()),
+                    said.starts_with("workqueuedone v") && readme.contains(said.split(' ').nth(1).unwrap()),
                     "{version}: `{command}` printed {said:?}, not the version the README names"
                 );
             } else if command.contains("./pkg/...") {

@@ -4,7 +4,7 @@
 //! plane where it is missing, starts one (etcd and kube-apiserver, through
 //! envtest), runs this test with `KUBECONFIG` pointing at it, and stops it.
 //! Each listing and each twin must print its committed output, as in
-//! `outputs.rs` and `twins.rs`; so does listing 10-9, Kubernetes's own PVC
+//! `outputs.rs` and `twins.rs`; so does listing 10-14, Kubernetes's own PVC
 //! protection controller held on a key, and again with its fix; the rule
 //! files are tested with promtool; and the supervisor that starts the
 //! control plane is killed on purpose to show that etcd and kube-apiserver
@@ -143,14 +143,14 @@ fn every_api_server_listing_and_twin_prints_its_committed_output() {
     assert!(failures.is_empty(), "\n{}", failures.join("\n"));
 }
 
-/// Chapter 10's one real finding, run (listing 10-9): Kubernetes's own PVC
+/// Chapter 10's one real finding, run (listing 10-14): Kubernetes's own PVC
 /// protection controller, built from k8s.io/kubernetes v1.37.2, against this
 /// control plane, holds a key that does not split for good; the same steps
 /// against the controller with `fix.patch` applied release it. Each prints
 /// its committed output (`output.txt`, `fixed.txt`).
 #[test]
 fn the_pvcprotection_leak_and_its_fix_print_their_committed_output() {
-    let Some(go) = common::go_or_skip("the PVC protection leak (listing 10-9)") else { return };
+    let Some(go) = common::go_or_skip("the PVC protection leak (listing 10-14)") else { return };
     let corpus = common::root().join("listings/workqueuedone/corpus");
     let listing = corpus.join("pvcleak");
     let bin = common::root().join("target/twins/pvcleak");
@@ -168,7 +168,7 @@ fn the_pvcprotection_leak_and_its_fix_print_their_committed_output() {
             .env("GOTOOLCHAIN", "local")
             .env("GOWORK", "off")
             .env("GOFLAGS", "-mod=readonly -buildvcs=false");
-        let what = format!("listing 10-9 (`go run ./pvcleak {}` in listings/workqueuedone/corpus)", args.join(" "));
+        let what = format!("listing 10-14 (`go run ./pvcleak {}` in listings/workqueuedone/corpus)", args.join(" "));
         match run_bounded(cmd, &what) {
             Ok(printed) => failures.extend(common::check_fresh(&what, &listing.join(committed), &printed)),
             Err(e) => failures.push(e),

@@ -30,7 +30,7 @@ const REAL_TIME: &[&str] = &[
     "listings/cluster-support/",
     "listings/internal/apiserver/",
     "listings/internal/cluster/",
-    // Listing 10-9: Kubernetes's PVC protection controller on the real
+    // Listing 10-14: Kubernetes's PVC protection controller on the real
     // control plane; it polls observed state, and scrapes twice, two
     // seconds apart, to see the stall gauges grow.
     "listings/workqueuedone/corpus/pvcleak/",

@@ -482,7 +482,7 @@ fn print_how_to_use(kubeconfig: &Path, pid: u32, promtool: &Path) {
     println!("  KUBECONFIG={} CLUSTER_SUPERVISOR_PID={pid} cargo run -p listing-09-08", kubeconfig.display());
     println!("or a Go twin:");
     println!("  KUBECONFIG={} go -C listings run ./ch09-real-api-server/listing-09-01/twin", kubeconfig.display());
-    println!("listing 10-9, Kubernetes's PVC protection controller, also needs promtool:");
+    println!("listing 10-14, Kubernetes's PVC protection controller, also needs promtool:");
     println!(
         "  cd listings/workqueuedone/corpus && KUBECONFIG={} PROMTOOL={} go run ./pvcleak [-fixed]",
         kubeconfig.display(),

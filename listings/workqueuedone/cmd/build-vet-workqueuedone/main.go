@@ -10,7 +10,7 @@
 // $(go env GOROOT)/src/cmd/vendor/modules.txt. When it is the version this
 // module's go.mod pins (Go 1.26.8's), the tool is built as the module
 // stands. When it is another, the module proxy often does not serve it (a
-// release branch's pseudo-version, as Go 1.27.3's is), so the tool is built
+// pseudo-version, as Go 1.27.3's is), so the tool is built
 // on the x/tools release that version starts from, with every package
 // Go vendors replaced by Go's own copy: vet's analyzers then are, file for
 // file, those of go vet, and workqueuedone's go/ssa comes from that
@@ -97,14 +97,8 @@ func run(out, modfile string) error {
 		build = []string{"-modfile=" + file}
 	} else if modfile != "" {
 		// The module as it stands: its own go.mod and go.sum, copied.
-		for _, ext := range []string{".mod", ".sum"} {
-			data, err := os.ReadFile(filepath.Join(module, "go"+ext))
-			if err != nil {
-				return err
-			}
-			if err := os.WriteFile(strings.TrimSuffix(modfile, ".mod")+ext, data, 0o644); err != nil {
-				return err
-			}
+		if err := copyModFile(module, modfile); err != nil {
+			return err
 		}
 	}
 	if out == "" {
@@ -166,14 +160,8 @@ func overlay(module, file, goroot, goversion, vendored, pinned string) error {
 			return err
 		}
 	}
-	for _, ext := range []string{".mod", ".sum"} {
-		data, err := os.ReadFile(filepath.Join(module, "go"+ext))
-		if err != nil {
-			return err
-		}
-		if err := os.WriteFile(strings.TrimSuffix(file, ".mod")+ext, data, 0o644); err != nil {
-			return err
-		}
+	if err := copyModFile(module, file); err != nil {
+		return err
 	}
 	if err := goCmd(module, "get", "-modfile="+file, xtools+"@"+base); err != nil {
 		return stop(err)
@@ -183,6 +171,21 @@ func overlay(module, file, goroot, goversion, vendored, pinned string) error {
 	}
 	fmt.Fprintf(os.Stderr, "build-vet-workqueuedone: %s vets with %s %s, which the module proxy may not serve: "+
 		"built on %s with Go's own copy of every package it vendors (%s)\n", goversion, xtools, vendored, base, dir)
+	return nil
+}
+
+// copyModFile copies the module's go.mod to file (a name ending in .mod)
+// and its go.sum beside it, as -modfile reads them.
+func copyModFile(module, file string) error {
+	for _, ext := range []string{".mod", ".sum"} {
+		data, err := os.ReadFile(filepath.Join(module, "go"+ext))
+		if err != nil {
+			return err
+		}
+		if err := os.WriteFile(strings.TrimSuffix(file, ".mod")+ext, data, 0o644); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 

@@ -17,13 +17,16 @@
 //!    print the committed bytes, and every `stall` and `double` mutant must
 //!    be caught;
 //! 4. its cost over the Kubernetes packages, as `cargo xtask analyzer-cost
-//!    --write` measured it on every Go in [`TESTED_GO`] (a benchmark of ten
-//!    minutes a Go, not run by the tests): `cost.txt` must hold one
-//!    measurement for each, of the corpus's packages, each meeting
-//!    [`COST_TARGETS`]: `go vet -vettool=vet-workqueuedone` at most 1.2
-//!    times plain `go vet`'s wall time with no analysis cached and 1.1
-//!    times run again, and the analysis alone at most 6 times that of go
-//!    vet's own analyzers.
+//!    --write` measured it on every Go in [`TESTED_GO`] (a benchmark of
+//!    fifteen minutes a Go, not run by the tests): `cost.txt` must hold one
+//!    measurement for each, of the corpus's packages, with golangci-lint's
+//!    rows, each meeting [`COST_TARGETS`]: `go vet
+//!    -vettool=vet-workqueuedone` at most 1.2 times plain `go vet`'s wall
+//!    time with no analysis cached and 1.1 times run again, and the
+//!    analysis alone at most 6 times that of go vet's own analyzers; and
+//!    `cost.inputs` beside it must fingerprint the analyzer as it stands
+//!    ([`COST_INPUTS`]), so a change to the analyzer's code asks for a new
+//!    measurement by name.
 //!
 //! With `UPDATE_OUTPUTS=1` a stale output is rewritten instead (`cargo xtask
 //! bless`), to be reviewed with `git diff`.
@@ -171,8 +174,11 @@ pub fn test() -> Result {
 
 /// `cargo xtask analyzer-cost [--write]`: the analyzer's cost over the
 /// corpus's Kubernetes packages, measured on every Go in [`TESTED_GO`]
-/// (about ten minutes each), printed, and with `--write` stamped with its
-/// date and machine into `cost.txt`, which chapter 10 shows. A measurement
+/// (about fifteen minutes each): `go vet` with and without the vet tool,
+/// the command on its own, golangci-lint with and without the plugin, and
+/// golangci-lint's build; printed, and with `--write` stamped with its date
+/// and machine into `cost.txt`, which chapter 10 shows, with the
+/// fingerprint of what was measured in `cost.inputs`. A measurement
 /// over a target is taken once more before it fails: wall times on a shared
 /// machine vary by a tenth or more from one run to the next.
 pub fn cost(args: &[String]) -> Result {
@@ -190,11 +196,16 @@ pub fn cost(args: &[String]) -> Result {
     download.args(["mod", "download"]);
     run(download, "go mod download for the corpus (Kubernetes and the rest, at pinned versions)")?;
     let mut all = String::new();
+    let config = root().join("listings/workqueuedone/your-module/.golangci.yml");
     for version in TESTED_GO {
+        // golangci-lint is built first, as a reader's first CI run builds
+        // it, and then measured with the rest.
+        let built = golangci_lint_build(version)?;
         let measure = || {
             let mut cmd = go(&corpus);
-            cmd.env("GOTOOLCHAIN", version).args(["run", ".", "-cost"]);
-            output(&mut cmd, &format!("the analyzer's cost on {version} (about ten minutes)"))
+            cmd.env("GOTOOLCHAIN", version).args(["run", ".", "-cost", "-golangci-lint"]);
+            cmd.arg(&built.bin).arg("-golangci-config").arg(&config);
+            output(&mut cmd, &format!("the analyzer's cost on {version} (about fifteen minutes)"))
         };
         let mut cost = measure()?;
         if let Some(problem) = over_target(&cost) {
@@ -206,23 +217,37 @@ pub fn cost(args: &[String]) -> Result {
             return Err(format!("the analyzer's cost on {version}, measured twice, {problem}:\n{cost}"));
         }
         all.push_str(&format!("On {version}, {cost}"));
-        all.push_str(&golangci_lint_build(version)?);
+        all.push_str(&format!("  {:<44} {:>8}\n", BUILT_LINE, built.took));
+        let _ = fs::remove_dir_all(&built.work);
     }
     let committed = corpus.join("cost.txt");
     if write {
         let stamped = format!("Measured {} on {}\n{all}", crate::perf::utc_now(), crate::perf::machine());
         fs::write(&committed, stamped).map_err(|e| format!("writing {}: {e}", committed.display()))?;
-        eprintln!("xtask: wrote {}", committed.display());
+        let inputs = corpus.join("cost.inputs");
+        fs::write(&inputs, cost_inputs()?).map_err(|e| format!("writing {}: {e}", inputs.display()))?;
+        eprintln!("xtask: wrote {} and {}", committed.display(), inputs.display());
     }
     Ok(())
+}
+
+/// The row of a cost measurement that times `your-module/golangci-lint.sh`.
+const BUILT_LINE: &str = "built by golangci-lint.sh, empty build cache";
+
+/// golangci-lint built with the plugin for a cost measurement: the binary,
+/// the folder to remove after, and how long the build took (`1m28s`).
+struct Built {
+    bin: std::path::PathBuf,
+    work: std::path::PathBuf,
+    took: String,
 }
 
 /// What `your-module/golangci-lint.sh` takes to build golangci-lint with the
 /// plugin on `version`, as a team's first CI run pays it: in a module of a
 /// reader's own with the analyzer unpacked, every module already in the
 /// module cache, and an empty build cache (a build folder of its own,
-/// removed after), so that golangci-lint and all it imports compile.
-fn golangci_lint_build(version: &str) -> Result<String> {
+/// emptied after), so that golangci-lint and all it imports compile.
+fn golangci_lint_build(version: &str) -> Result<Built> {
     let work = root().join(format!("target/workqueuedone/golangci-lint-build-{version}"));
     if work.exists() {
         fs::remove_dir_all(&work).map_err(|e| format!("clearing {}: {e}", work.display()))?;
@@ -256,27 +281,106 @@ fn golangci_lint_build(version: &str) -> Result<String> {
     let mut clean = Command::new("go");
     clean.env("GOCACHE", &cache).env("GOTOOLCHAIN", version).args(["clean", "-cache"]);
     run(clean, "emptying the measurement's build cache")?;
-    let _ = fs::remove_dir_all(&work);
-    Ok(format!(
-        "golangci-lint {} with the plugin, built by golangci-lint.sh:\n  {:<44}{:>6}\n",
-        crate::golangci::VERSION,
-        "from an empty build cache",
-        format!("{}m{:02}s", took / 60, took % 60)
-    ))
+    Ok(Built { bin: analyzer.join("bin/golangci-lint"), work, took: format!("{}m{:02}s", took / 60, took % 60) })
 }
 
 /// The committed measurement (`cost.txt`) is one `cargo xtask analyzer-cost
 /// --write` made: stamped, one section for each Go in [`TESTED_GO`], of the
-/// same packages, each meeting [`COST_TARGETS`].
+/// same packages, each meeting [`COST_TARGETS`], and of the analyzer as it
+/// stands: `cost.inputs`, written beside it, fingerprints every file the
+/// measurement depends on ([`COST_INPUTS`]), and a file changed since is
+/// named.
 fn check_committed_cost(committed: &Path) -> Result {
     let rel = committed.strip_prefix(root()).unwrap_or(committed).display().to_string();
-    let again = "measure it again with `cargo xtask analyzer-cost --write`";
+    let again = "measure it again with `cargo xtask analyzer-cost --write` (about thirty minutes, on an idle machine)";
     let text = fs::read_to_string(committed).map_err(|e| format!("{rel}: {e}; {again}"))?;
-    let problem = cost_problem(&text);
-    match problem {
-        Some(problem) => Err(format!("{rel} {problem}; {again}. It says:\n{text}")),
+    if let Some(problem) = cost_problem(&text) {
+        return Err(format!("{rel} {problem}; {again}. It says:\n{text}"));
+    }
+    let inputs = committed.with_file_name("cost.inputs");
+    let measured = fs::read_to_string(&inputs).map_err(|e| format!("{}: {e}; {again}", inputs.display()))?;
+    match changed_inputs(&measured, &cost_inputs()?) {
+        Some(changed) => Err(format!("{rel} measured another analyzer than this one: {changed}; {again}")),
         None => Ok(()),
     }
+}
+
+/// What the analyzer's cost depends on, relative to `listings/workqueuedone`:
+/// its code and module (not its tests or testdata), the corpus command's
+/// measurement and the modules it pins, and what builds and configures
+/// golangci-lint with the plugin. The Go releases are in `cost.txt` itself.
+const COST_INPUTS: [&str; 12] = [
+    "go.mod",
+    "go.sum",
+    "cmd",
+    "passes",
+    "plugin",
+    "vetsuite",
+    "corpus/cost.go",
+    "corpus/go.mod",
+    "corpus/go.sum",
+    "your-module/golangci-lint.sh",
+    "your-module/preflight.sh",
+    "your-module/.golangci.yml",
+];
+
+/// `cost.inputs`: one line per file of [`COST_INPUTS`], sorted, each its
+/// 64-bit FNV-1a hash (a stable hash: the standard library's may change
+/// between Rust releases) and its path.
+fn cost_inputs() -> Result<String> {
+    let base = root().join("listings/workqueuedone");
+    let mut files = Vec::new();
+    for input in COST_INPUTS {
+        collect_inputs(&base.join(input), &mut files)?;
+    }
+    let mut lines: Vec<String> = Vec::new();
+    for file in files {
+        let bytes = fs::read(&file).map_err(|e| format!("{}: {e}", file.display()))?;
+        let hash =
+            bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3));
+        lines.push(format!("{hash:016x}  {}", file.strip_prefix(&base).unwrap_or(&file).display()));
+    }
+    lines.sort_by(|a, b| a[18..].cmp(&b[18..]));
+    Ok(lines.iter().map(|l| format!("{l}\n")).collect())
+}
+
+/// The files under `path` that are code, not tests: `_test.go` files and
+/// `testdata` folders are left out.
+fn collect_inputs(path: &Path, files: &mut Vec<std::path::PathBuf>) -> Result {
+    if path.is_dir() {
+        let entries = fs::read_dir(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        for entry in entries.flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name != "testdata" && !name.ends_with("_test.go") {
+                collect_inputs(&entry.path(), files)?;
+            }
+        }
+        Ok(())
+    } else if path.is_file() {
+        files.push(path.to_owned());
+        Ok(())
+    } else {
+        Err(format!("{}: a cost input that does not exist (COST_INPUTS in xtask/src/analyzer.rs)", path.display()))
+    }
+}
+
+/// The files whose hash differs between two `cost.inputs`, or that only one
+/// of them has, named; `None` when they are the same.
+fn changed_inputs(measured: &str, now: &str) -> Option<String> {
+    let parse = |text: &str| -> std::collections::BTreeMap<String, String> {
+        text.lines().filter_map(|l| l.split_once("  ")).map(|(h, p)| (p.to_owned(), h.to_owned())).collect()
+    };
+    let (then, now) = (parse(measured), parse(now));
+    let mut changed = Vec::new();
+    for (path, hash) in &now {
+        match then.get(path) {
+            None => changed.push(format!("{path} is new")),
+            Some(h) if h != hash => changed.push(format!("{path} changed")),
+            Some(_) => {}
+        }
+    }
+    changed.extend(then.keys().filter(|p| !now.contains_key(*p)).map(|p| format!("{p} is gone")));
+    (!changed.is_empty()).then(|| changed.join(", "))
 }
 
 /// What is wrong with a committed cost measurement, if anything.
@@ -304,8 +408,18 @@ fn cost_problem(text: &str) -> Option<String> {
     if packages.windows(2).any(|w| w[0] != w[1]) || !packages[0].contains(" packages of ") {
         return Some(format!("does not measure the same packages on each Go: {packages:?}"));
     }
+    for (version, body) in &sections {
+        let has = |name: &str| body.lines().any(|l| l.trim_start().starts_with(name));
+        if let Some(missing) = GOLANGCI_ROWS.into_iter().chain([BUILT_LINE]).find(|name| !has(name)) {
+            return Some(format!("has no `{missing}` row on {version}: golangci-lint was not measured there"));
+        }
+    }
     sections.iter().find_map(|(version, body)| over_target(body).map(|p| format!("on {version} {p}")))
 }
+
+/// The rows of golangci-lint's cost that every Go's section must have
+/// (measured, not gated: golangci-lint's own cost is the reader's choice).
+const GOLANGCI_ROWS: [&str; 2] = ["golangci-lint cold ratio", "golangci-lint warm ratio"];
 
 /// The corpus command takes any module list, each module loaded as its own
 /// root: sample-controller loaded that way prints the row it has in the
@@ -508,9 +622,21 @@ mod tests {
     }
 
     #[test]
+    fn names_the_inputs_that_changed_since_a_measurement() {
+        let then = "0000000000000001  cmd/a.go\n0000000000000002  passes/b.go\n0000000000000003  go.mod\n";
+        assert_eq!(changed_inputs(then, then), None);
+        let now = "0000000000000001  cmd/a.go\n00000000000000ff  passes/b.go\n0000000000000004  plugin/c.go\n";
+        assert_eq!(
+            changed_inputs(then, now).as_deref(),
+            Some("passes/b.go changed, plugin/c.go is new, go.mod is gone")
+        );
+    }
+
+    #[test]
     fn checks_a_committed_cost_for_each_tested_go() {
         let body = "56 packages of k8s.io/kubernetes@v1.37.2, every compile cached:\n  cold ratio 1.10\n  warm \
-                    ratio 1.03\nThe analysis alone:\n  analysis ratio 4.14\n";
+                    ratio 1.03\nThe analysis alone:\n  analysis ratio 4.14\ngolangci-lint:\n  golangci-lint cold \
+                    ratio 1.5\n  golangci-lint warm ratio 1.1\n  built by golangci-lint.sh, empty build cache  1m28s\n";
         let good = format!("Measured 2026-12-07 on x\nOn go1.26.8, {body}On go1.27.3, {body}");
         assert_eq!(cost_problem(&good), None);
         assert!(cost_problem(&good.replace("On go1.27.3, ", "On go1.27.2, ")).unwrap().contains("not the Go releases"));
@@ -526,5 +652,12 @@ mod tests {
             Some("on go1.27.3 has a warm ratio of 1.3, over the target of 1.1")
         );
         assert!(cost_problem(&good.replace("Measured", "Measure")).is_some());
+        assert_eq!(
+            cost_problem(&good.replacen("  golangci-lint warm ratio 1.1\n", "", 1)).as_deref(),
+            Some("has no `golangci-lint warm ratio` row on go1.26.8: golangci-lint was not measured there")
+        );
+        assert!(
+            cost_problem(&good.replacen("  built by", "  made by", 1)).unwrap().contains("built by golangci-lint.sh")
+        );
     }
 }

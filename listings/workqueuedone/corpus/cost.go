@@ -29,12 +29,15 @@ import (
 //     warm (the same command again: go vet reuses each package's result);
 //   - the standalone command, which type-checks every package and every
 //     dependency from source on each run and caches nothing;
+//   - golangci-lint built with the plugin (when g names it): govet alone
+//     against govet and workqueuedone, cold (an empty lint cache) and warm
+//     (the cache kept, as a CI job that restores it);
 //   - and the analysis alone, in this process, on packages already loaded:
 //     workqueuedone's own share of a vet run.
 //
 // Times are wall-clock. Memory is the peak resident set of the largest
 // process the command started (go vet starts one tool process a package).
-func measureCost(m *module) (string, error) {
+func measureCost(m *module, g golangciRun) (string, error) {
 	tools, err := os.MkdirTemp("", "workqueuedone-cost-")
 	if err != nil {
 		return "", err
@@ -152,6 +155,18 @@ func measureCost(m *module) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("workqueuedone (standalone) over %s: %w", sampleController, err)
 	}
+	var golangci string
+	if g.bin != "" {
+		dirs := []string{}
+		for _, line := range strings.Split(strings.TrimSpace(string(listed)), "\n") {
+			if _, dir, ok := strings.Cut(line, " "); ok {
+				dirs = append(dirs, dir)
+			}
+		}
+		if golangci, err = measureGolangci(m.goDir, tools, g, dirs); err != nil {
+			return "", err
+		}
+	}
 	ours, vet, err := analysisOnly(m)
 	if err != nil {
 		return "", err
@@ -180,6 +195,94 @@ func measureCost(m *module) (string, error) {
 	fmt.Fprintf(&b, "  %-44s %8s\n", "workqueuedone", ours.Round(time.Millisecond))
 	fmt.Fprintf(&b, "  %-44s %8s\n", fmt.Sprintf("go vet's %d analyzers", len(vetsuite.Analyzers)), vet.Round(time.Millisecond))
 	fmt.Fprintf(&b, "  %-44s %8s\n", "analysis ratio", ratioOf(ours, vet))
+	b.WriteString(golangci)
+	return b.String(), nil
+}
+
+// golangciRun is golangci-lint built with the plugin, and the config that
+// enables workqueuedone in it (chapter 10's .golangci.yml).
+type golangciRun struct{ bin, config string }
+
+// measureGolangci measures golangci-lint over dirs, run in dir, as a team
+// already on it pays for the plugin: the chapter's config with govet
+// enabled beside workqueuedone, against the same with govet alone (the
+// linter of golangci-lint's that is closest to go vet). Cold is an empty
+// lint cache (golangci-lint caches each package's results in
+// GOLANGCI_LINT_CACHE) with every compile cached, the faster of 2 runs each
+// in alternating order; warm is the same command again with its cache,
+// the median of 5 each, alternating. Reports do not fail a run
+// (--issues-exit-code=0): a cached report costs what a cached pass does.
+func measureGolangci(dir, tools string, g golangciRun, dirs []string) (string, error) {
+	text, err := os.ReadFile(g.config)
+	if err != nil {
+		return "", err
+	}
+	const enabled = "  enable:\n    - workqueuedone\n"
+	if !strings.Contains(string(text), enabled) {
+		return "", fmt.Errorf("%s: no %q to add govet beside", g.config, enabled)
+	}
+	with := strings.Replace(string(text), enabled, "  enable:\n    - govet\n    - workqueuedone\n", 1)
+	plain := strings.Replace(string(text), enabled, "  enable:\n    - govet\n", 1)
+	configs := map[string]string{"plain": plain, "with": with}
+	for name, text := range configs {
+		if err := os.WriteFile(filepath.Join(tools, name+".golangci.yml"), []byte(text), 0o644); err != nil {
+			return "", err
+		}
+	}
+	lint := func(config, cache string) []string {
+		return append([]string{"env", "GOLANGCI_LINT_CACHE=" + filepath.Join(tools, cache), g.bin, "run",
+			"-c", filepath.Join(tools, config+".golangci.yml"), "--issues-exit-code=0"}, dirs...)
+	}
+	// Every compile golangci-lint's package loading needs, done once.
+	if _, err := runMeasured(dir, lint("plain", "warm-up-cache")); err != nil {
+		return "", fmt.Errorf("the warm-up golangci-lint run: %w", err)
+	}
+	var plainCold, withCold, plainWarm, withWarm []measurement
+	for round := range 2 {
+		order := []struct {
+			config string
+			runs   *[]measurement
+		}{{"plain", &plainCold}, {"with", &withCold}}
+		if round == 1 {
+			slices.Reverse(order)
+		}
+		for _, r := range order {
+			run, err := runMeasured(dir, lint(r.config, fmt.Sprintf("%s-cache-%d", r.config, round)))
+			if err != nil {
+				return "", fmt.Errorf("golangci-lint, cold: %w", err)
+			}
+			*r.runs = append(*r.runs, run)
+		}
+	}
+	for round := range 5 {
+		order := []struct {
+			config string
+			runs   *[]measurement
+		}{{"plain", &plainWarm}, {"with", &withWarm}}
+		if round%2 == 1 {
+			slices.Reverse(order)
+		}
+		for _, r := range order {
+			run, err := runMeasured(dir, lint(r.config, r.config+"-cache-1"))
+			if err != nil {
+				return "", fmt.Errorf("golangci-lint, warm: %w", err)
+			}
+			*r.runs = append(*r.runs, run)
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "golangci-lint with the plugin, over the same %d packages (.golangci.yml):\n", len(dirs))
+	row := func(what string, r measurement) {
+		fmt.Fprintf(&b, "  %-44s %8s %13d MB\n", what, r.wall.Round(100*time.Millisecond), r.peakMB)
+	}
+	coldPlain, coldWith := fastest(plainCold), fastest(withCold)
+	warmPlain, warmWith := median(plainWarm), median(withWarm)
+	row("govet, cold (the faster of 2)", coldPlain)
+	row("govet and workqueuedone, cold", coldWith)
+	row("govet, warm (the median of 5)", warmPlain)
+	row("govet and workqueuedone, warm", warmWith)
+	fmt.Fprintf(&b, "  %-44s %8s\n", "golangci-lint cold ratio", ratioOf(coldWith.wall, coldPlain.wall))
+	fmt.Fprintf(&b, "  %-44s %8s\n", "golangci-lint warm ratio", ratioOf(warmWith.wall, warmPlain.wall))
 	return b.String(), nil
 }
 

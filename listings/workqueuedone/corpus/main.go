@@ -9,6 +9,10 @@
 //	                      count how many broken versions are caught
 //	go run . -cost        what the analyzer costs a CI job: go vet with and
 //	                      without it, cold and warm, and the command alone
+//	go run . -cost -golangci-lint BIN -golangci-config FILE
+//	                      and golangci-lint with and without the plugin,
+//	                      BIN being golangci-lint built with it and FILE
+//	                      the config that enables it (chapter 10's)
 //	go run . -imports     write imports.go (the packages, for go mod tidy)
 //
 // With no module named, the corpus is the book's (var corpus), loaded in
@@ -33,6 +37,7 @@ import (
 )
 
 const usage = `usage: go run . [-table] [-mutants] [-cost] [-imports]
+                [-golangci-lint BIN -golangci-config FILE]
                 [-modules FILE] [-work DIR] [module@version ...]
 
 With no -modules and no module@version, the modules are the book's corpus,
@@ -51,13 +56,20 @@ func main() {
 	cost := flag.Bool("cost", false, "measure go vet with and without the analyzer, and the command alone")
 	imports := flag.Bool("imports", false, "write imports.go (the book's corpus only)")
 	modulesFile := flag.String("modules", "", "read the modules from `FILE`: one module@version a line, optionally\nfollowed by the folder to read; # starts a comment")
+	golangciLint := flag.String("golangci-lint", "", "with -cost, also measure `BIN`, golangci-lint built with the plugin")
+	golangciConfig := flag.String("golangci-config", "", "the golangci-lint config `FILE` that enables workqueuedone, for -golangci-lint")
 	work := flag.String("work", "", "copy the modules into `DIR` and keep them (default: a temporary\nfolder, removed at exit)")
 	flag.Usage = func() {
 		fmt.Fprint(flag.CommandLine.Output(), usage)
 		flag.PrintDefaults()
 	}
 	flag.Parse()
-	opts := options{table: *table, mutants: *mutants, cost: *cost, imports: *imports, work: *work}
+	opts := options{table: *table, mutants: *mutants, cost: *cost, imports: *imports, work: *work,
+		golangci: golangciRun{bin: *golangciLint, config: *golangciConfig}}
+	if (opts.golangci.bin == "") != (opts.golangci.config == "") || (opts.golangci.bin != "" && !opts.cost) {
+		fmt.Fprintln(os.Stderr, "corpus: -golangci-lint BIN and -golangci-config FILE go together, with -cost")
+		os.Exit(2)
+	}
 	if err := run(opts, *modulesFile, flag.Args()); err != nil {
 		fmt.Fprintln(os.Stderr, "corpus:", err)
 		os.Exit(1)
@@ -68,6 +80,7 @@ func main() {
 type options struct {
 	table, mutants, cost, imports bool
 	work                          string
+	golangci                      golangciRun // measured with -cost when its bin is set
 }
 
 func run(opts options, modulesFile string, args []string) error {
@@ -153,7 +166,7 @@ func (o *outputs) add(m *module, opts options) error {
 		}
 	}
 	if opts.cost && o.cost == "" {
-		o.cost, err = measureCost(m)
+		o.cost, err = measureCost(m, opts.golangci)
 		if err != nil {
 			return fmt.Errorf("%s@%s: %v", m.path, m.version, err)
 		}

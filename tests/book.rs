@@ -102,6 +102,7 @@ fn the_summary_lists_the_chapters_in_reading_order() {
     let summary = fs::read_to_string(root().join("src/SUMMARY.md")).unwrap();
     let titles = [
         "Introduction",
+        "My object stopped reconciling",
         "The loop as it is written today",
         "The four-way switch",
         "The retry curve",
@@ -473,6 +474,35 @@ fn every_listing_has_a_caption_and_twinned_listings_show_their_go() {
 /// that caption (before the next caption or heading) is marked as its
 /// continuation, `<p class="continued">Listing N-M, continued</p>`, so that
 /// no block looks uncaptioned.
+/// A caption names the listing and where it is; the prose explains it. One
+/// that runs past 250 characters on the page (its files and downloads
+/// included) wraps to a paragraph of its own on a phone.
+#[test]
+fn every_caption_is_short() {
+    const MAX: usize = 250;
+    let mut problems = Vec::new();
+    for (name, markdown) in chapters() {
+        for line in markdown.lines().filter(|l| l.starts_with("<span class=\"caption\">")) {
+            let mut text = String::new();
+            let mut in_tag = false;
+            for c in line.chars() {
+                match c {
+                    '<' => in_tag = true,
+                    '>' => in_tag = false,
+                    _ if !in_tag => text.push(c),
+                    _ => {}
+                }
+            }
+            let text = text.replace("&amp;", "&").replace("&lt;", "<").replace("&gt;", ">");
+            let length = text.trim().chars().count();
+            if length > MAX {
+                problems.push(format!("{name}: a caption of {length} characters: {}", text.trim()));
+            }
+        }
+    }
+    assert!(problems.is_empty(), "captions longer than {MAX} characters:\n{}", problems.join("\n"));
+}
+
 #[test]
 fn a_fragment_after_its_listings_caption_is_marked_continued() {
     let mut problems = Vec::new();

@@ -1,8 +1,9 @@
 //! `cargo xtask`: the one place where the book's steps are orchestrated.
 //!
 //! ```text
-//! cargo xtask book               render the book into book/ (installs mdBook if needed), with the archives
-//!                                and the PDF and EPUB: book/forget-is-not-delete.pdf, .epub
+//! cargo xtask book               render the book into book/ (installs mdBook if needed), with the archives,
+//!                                the PDF and EPUB (book/forget-is-not-delete.pdf, .epub) and the whole
+//!                                rendered book as one download (book/downloads/forget-is-not-delete-html.tar.gz)
 //! cargo xtask archives DIR       only the archives of the listings and Go twins, into DIR
 //! cargo xtask test [--no-cache]  every test: crate, listings, outputs, twins, lints, skeptic, mdbook test, browser
 //!                                and the PDF and EPUB (pdftotext, epubcheck)
@@ -36,8 +37,10 @@ mod cache;
 mod control_plane;
 mod dedent;
 mod golangci;
+mod html_archive;
 mod json;
 mod offline;
+mod output_lines;
 mod perf;
 mod run_lines;
 
@@ -144,6 +147,8 @@ fn book() -> Result {
     mdbook_build(&root().join("book"), false)?;
     archives::write(&root().join("book/downloads"))?;
     offline::build()?;
+    // Last: the whole of book/, downloads, PDF and EPUB included.
+    html_archive::write()?;
     println!("the book is in {}", root().join("book/index.html").display());
     Ok(())
 }
@@ -225,6 +230,7 @@ fn test(policy: Policy) -> Result {
 
     book()?;
     offline::test(policy)?;
+    html_archive::check()?;
     let chromium = chromium()?;
     let rendered = Inputs::new()
         .paths(&["book", "src", "tests/browser/book.test.mjs", "tests/browser/package-lock.json", "xtask/src"])

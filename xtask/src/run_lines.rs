@@ -40,18 +40,20 @@ pub fn each_chapter(book: &str, page: impl Fn(&str) -> String) -> Result<String>
     if errors.is_empty() { Ok(book) } else { Err(errors.join("\n")) }
 }
 
-/// `markdown` with every `{{#run …}}` replaced by its commands. An unknown
-/// listing, or a directive this does not understand, is an error that names
-/// it.
+/// `markdown` with every `{{#run …}}` replaced by its commands, and every
+/// `{{#output …}}` by the line of output it quotes
+/// ([`crate::output_lines`]). An unknown listing, or a directive this does
+/// not understand, is an error that names it.
 pub fn expand(markdown: &str, listings: &Path) -> Result<String> {
-    expand_with(markdown, |spec| commands(spec, listings))
+    let ran = expand_with(markdown, "{{#run ", |spec| commands(spec, listings))?;
+    expand_with(&ran, "{{#output ", |spec| crate::output_lines::render(spec, listings))
 }
 
-/// Every `{{#run SPEC}}` of `markdown` replaced by `f(SPEC)`; code blocks and
-/// code spans are left alone, so the book can show the directive itself.
-/// Every directive `f` refuses is named in the error.
-fn expand_with(markdown: &str, mut f: impl FnMut(&str) -> Result<String>) -> Result<String> {
-    const OPEN: &str = "{{#run ";
+/// Every `{open}SPEC}}` (`{{#run SPEC}}`, say) of `markdown` replaced by
+/// `f(SPEC)`; code blocks and code spans are left alone, so the book can
+/// show the directive itself. Every directive `f` refuses is named in the
+/// error.
+fn expand_with(markdown: &str, open: &str, mut f: impl FnMut(&str) -> Result<String>) -> Result<String> {
     let mut errors = Vec::new();
     let mut out = String::with_capacity(markdown.len());
     let mut in_fence = false;
@@ -60,21 +62,21 @@ fn expand_with(markdown: &str, mut f: impl FnMut(&str) -> Result<String>) -> Res
         if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
             in_fence = !in_fence;
         }
-        if in_fence || !line.contains(OPEN) {
+        if in_fence || !line.contains(open) {
             out.push_str(line);
             continue;
         }
         let mut rest = line;
         // Backticks seen so far on the line: an odd count is an open span.
         let mut ticks = 0;
-        while let Some(at) = rest.find(OPEN) {
+        while let Some(at) = rest.find(open) {
             ticks += rest[..at].matches('`').count();
             let Some(len) = rest[at..].find("}}") else { break };
             out.push_str(&rest[..at]);
             if ticks % 2 == 1 {
                 out.push_str(&rest[at..at + len + 2]);
             } else {
-                match f(rest[at + OPEN.len()..at + len].trim()) {
+                match f(rest[at + open.len()..at + len].trim()) {
                     Ok(html) => out.push_str(&html),
                     Err(e) => errors.push(e),
                 }
@@ -244,7 +246,7 @@ mod tests {
     fn directives_in_code_are_left_alone() {
         let md = "Run it with {{#run a}}: `{{#run b}}`, then {{#run c x}}.\n```\n{{#run d}}\n```\n";
         let mut seen = Vec::new();
-        let out = expand_with(md, |spec| {
+        let out = expand_with(md, "{{#run ", |spec| {
             seen.push(spec.to_owned());
             Ok(format!("<{spec}>"))
         })

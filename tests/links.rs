@@ -9,16 +9,35 @@ use std::collections::BTreeMap;
 use std::fs;
 use std::path::PathBuf;
 
-/// GitHub repository → (Go module, pinned tag).
-const PINNED: [(&str, &str, &str); 7] = [
-    ("kubernetes/client-go", "k8s.io/client-go", "v0.37.2"),
-    ("kubernetes/apiserver", "k8s.io/apiserver", "v0.37.2"),
-    ("kubernetes/apimachinery", "k8s.io/apimachinery", "v0.37.2"),
-    ("kubernetes/kubernetes", "k8s.io/kubernetes", "v1.37.2"),
-    ("kubernetes-sigs/controller-runtime", "sigs.k8s.io/controller-runtime", "v0.25.3"),
-    ("golang/time", "golang.org/x/time", "v0.15.0"),
-    ("golang/tools", "golang.org/x/tools", "v0.52.0"),
+/// GitHub repository → (Go module, its version, the ref the book's links
+/// use). x/tools is linked at two: the commit Go 1.26's `go vet` vendors,
+/// which the analyzer builds on (a pseudo-version, linked by its commit), and
+/// the release chapter 10's corpus needs, whose vet file format the chapter
+/// links.
+const PINNED: [(&str, &str, &str, &str); 8] = [
+    ("kubernetes/client-go", "k8s.io/client-go", "v0.37.2", "v0.37.2"),
+    ("kubernetes/apiserver", "k8s.io/apiserver", "v0.37.2", "v0.37.2"),
+    ("kubernetes/apimachinery", "k8s.io/apimachinery", "v0.37.2", "v0.37.2"),
+    ("kubernetes/kubernetes", "k8s.io/kubernetes", "v1.37.2", "v1.37.2"),
+    ("kubernetes-sigs/controller-runtime", "sigs.k8s.io/controller-runtime", "v0.25.3", "v0.25.3"),
+    ("golang/time", "golang.org/x/time", "v0.15.0", "v0.15.0"),
+    ("golang/tools", "golang.org/x/tools", "v0.39.1-0.20260527181557-0f52e3809b35", "0f52e3809b35"),
+    ("golang/tools", "golang.org/x/tools", "v0.52.0", "v0.52.0"),
 ];
+
+/// The introduction promises that every link to upstream source is pinned
+/// to a version it lists: each pinned module and version is in
+/// `src/generated/versions.md`, which tests/versions.rs computes.
+#[test]
+fn every_linked_module_is_in_the_versions_list() {
+    let list = fs::read_to_string(common::root().join("src/generated/versions.md")).unwrap();
+    let missing: Vec<String> = PINNED
+        .iter()
+        .filter(|(_, module, version, _)| !list.contains(module) || !list.contains(version))
+        .map(|(_, module, version, _)| format!("{module} {version}"))
+        .collect();
+    assert!(missing.is_empty(), "the book links the source of {missing:?}, which src/generated/versions.md does not list");
+}
 
 struct Link {
     chapter: String,
@@ -59,6 +78,49 @@ fn module_dir(go: &std::path::Path, module: &str, tag: &str) -> PathBuf {
     PathBuf::from(value["Dir"].as_str().expect("the module has a Dir"))
 }
 
+/// The few upstream lines a chapter quotes rather than links (chapter 1's
+/// `processNextWorkItem`) are never typed: each file under
+/// `src/generated/upstream/` names its module, version, file and lines on
+/// its first line, and holds exactly those lines of the pinned source after
+/// its two-line header. `cargo xtask bless` copies them again.
+#[test]
+fn every_upstream_excerpt_is_the_pinned_lines() {
+    let dir = common::root().join("src/generated/upstream");
+    let Some(go) = common::go_or_skip("every_upstream_excerpt_is_the_pinned_lines") else { return };
+    let mut problems = Vec::new();
+    let excerpts = common::sorted_entries(&dir);
+    assert!(!excerpts.is_empty(), "no excerpt in {}", dir.display());
+    for path in excerpts {
+        let text = fs::read_to_string(&path).unwrap();
+        let mut lines = text.lines();
+        let (first, second) = (lines.next().unwrap_or_default(), lines.next().unwrap_or_default());
+        let words: Vec<&str> = first.trim_start_matches("// ").split_whitespace().collect();
+        let [module, version, location] = words[..] else {
+            problems.push(format!("{}: the first line is not `// MODULE VERSION PATH#La-Lb`", path.display()));
+            continue;
+        };
+        let Some(pinned) = PINNED.iter().find(|(_, m, v, _)| *m == module && *v == version) else {
+            problems.push(format!("{}: {module} {version} is not a pinned version", path.display()));
+            continue;
+        };
+        let parsed = location.split_once("#L").and_then(|(file, range)| {
+            let (a, b) = range.split_once("-L")?;
+            Some((file, a.parse::<usize>().ok()?, b.parse::<usize>().ok()?))
+        });
+        let Some((file, a, b)) = parsed.filter(|(_, a, b)| *a >= 1 && a <= b) else {
+            problems.push(format!("{}: {location} is not FILE#La-Lb", path.display()));
+            continue;
+        };
+        let source = fs::read_to_string(module_dir(&go, pinned.1, pinned.2).join(file)).unwrap();
+        let quoted: Vec<&str> = source.lines().skip(a - 1).take(b + 1 - a).collect();
+        let fresh = format!("{first}\n{second}\n{}\n", quoted.join("\n"));
+        if let Some(failure) = common::check_fresh("an upstream excerpt", &path, &fresh) {
+            problems.push(failure);
+        }
+    }
+    assert!(problems.is_empty(), "\n{}", problems.join("\n"));
+}
+
 #[test]
 fn every_upstream_link_is_pinned_and_names_its_line() {
     let links = links();
@@ -67,15 +129,19 @@ fn every_upstream_link_is_pinned_and_names_its_line() {
     let mut dirs = BTreeMap::new();
     let mut problems = Vec::new();
     for link in &links {
-        let Some((repo, module, tag)) =
-            PINNED.iter().find(|(repo, ..)| link.url.starts_with(&format!("https://github.com/{repo}/")))
-        else {
+        let pins: Vec<_> =
+            PINNED.iter().filter(|(repo, ..)| link.url.starts_with(&format!("https://github.com/{repo}/"))).collect();
+        let Some((repo, ..)) = pins.first() else {
             continue; // a link to another project (an issue, a discussion): not source
         };
         let rest = &link.url[format!("https://github.com/{repo}/").len()..];
-        let Some(path_and_anchor) = rest.strip_prefix(&format!("blob/{tag}/")) else {
+        let pinned = pins.iter().find_map(|(_, module, tag, r)| {
+            rest.strip_prefix(&format!("blob/{r}/")).map(|path| (module, tag, path))
+        });
+        let Some((module, tag, path_and_anchor)) = pinned else {
             if rest.starts_with("blob/") || rest.starts_with("tree/") {
-                problems.push(format!("{}: {} is not pinned to {tag}", link.chapter, link.url));
+                let refs: Vec<&str> = pins.iter().map(|(.., r)| *r).collect();
+                problems.push(format!("{}: {} is not pinned to {}", link.chapter, link.url, refs.join(" or ")));
             }
             continue;
         };
@@ -95,7 +161,7 @@ fn every_upstream_link_is_pinned_and_names_its_line() {
             problems.push(format!("{}: the link text {:?} names no `symbol`", link.chapter, link.text));
             continue;
         };
-        let dir = dirs.entry(*module).or_insert_with(|| module_dir(&go, module, tag));
+        let dir = dirs.entry((*module, *tag)).or_insert_with(|| module_dir(&go, module, tag));
         let Ok(source) = fs::read_to_string(dir.join(path)) else {
             problems.push(format!("{}: {path} does not exist in {module}@{tag}", link.chapter));
             continue;

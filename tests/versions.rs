@@ -5,8 +5,11 @@
 //!
 //! * the Rust crates (tokio, anyhow, kube, kube-runtime, k8s-openapi,
 //!   prometheus-client): `Cargo.lock`;
-//! * client-go, controller-runtime, golang.org/x/time, and Go itself (the
-//!   `go` directive): `listings/go.mod`;
+//! * client-go, controller-runtime, apimachinery, golang.org/x/time, and Go
+//!   itself (the `go` directive): `listings/go.mod`;
+//! * golang.org/x/tools: `listings/workqueuedone/go.mod` (the analyzer's)
+//!   and `listings/workqueuedone/corpus/go.mod` (the corpus's, with
+//!   apiserver);
 //! * etcd, kube-apiserver and promtool: the modules that build them,
 //!   `tools/control-plane/*/go.mod` (Prometheus tags its Go module v0.316.0
 //!   for release 3.16.0);
@@ -125,16 +128,20 @@ fn versions() -> String {
         required(&read(&rel), &rel, module)
     };
     let go_version = |module: &str| required(&listings, "listings/go.mod", module);
+    const CORPUS: &str = "listings/workqueuedone/corpus/go.mod";
+    let corpus = read(CORPUS);
+    let x_tools = required(&read("listings/workqueuedone/go.mod"), "listings/workqueuedone/go.mod", "golang.org/x/tools");
     format!(
         "<!-- Generated from Cargo.lock, listings/go.mod, listings/workqueuedone/go.mod, \
-         tools/control-plane/*/go.mod, xtask's MDBOOK_VERSION and rust-toolchain.toml, by tests/versions.rs; rewrite \
+         listings/workqueuedone/corpus/go.mod, tools/control-plane/*/go.mod, xtask's MDBOOK_VERSION and rust-toolchain.toml, by tests/versions.rs; rewrite \
          it with `{bless}`, never by hand. -->\n\
          - k8s.io/client-go {client_go}\n\
          - sigs.k8s.io/controller-runtime {controller_runtime}\n\
+         - k8s.io/apimachinery {apimachinery} and k8s.io/apiserver {apiserver}\n  (linked where client-go and controller-runtime call them)\n\
          - golang.org/x/time {x_time}\n\
          - kube-runtime {kube_runtime} (with kube {kube} and k8s-openapi {k8s_openapi})\n\
-         - kube-apiserver {kube_apiserver}, etcd {etcd} and promtool from Prometheus {prometheus}\n  (chapter 9)\n\
-         - golang.org/x/tools {x_tools}\n  (the analyzer of chapter 10: the x/tools that go vet of Go {go} vendors)\n\
+         - kube-apiserver from k8s.io/kubernetes {kube_apiserver}, etcd {etcd} and promtool from\n  Prometheus {prometheus} (chapter 9); chapter 10 reads the controllers of that\n  Kubernetes\n\
+         - golang.org/x/tools {x_tools}\n  (commit {x_tools_commit}: the analyzer of chapter 10, on the x/tools that go vet\n  of Go {go} vendors), and {corpus_x_tools} (the corpus of chapter 10)\n\
          - Go {go}\n\
          - Rust {rust}, edition {edition}\n\
          - tokio {tokio}\n\
@@ -145,8 +152,11 @@ fn versions() -> String {
         client_go = go_version("k8s.io/client-go"),
         controller_runtime = go_version("sigs.k8s.io/controller-runtime"),
         x_time = go_version("golang.org/x/time"),
-        x_tools =
-            required(&read("listings/workqueuedone/go.mod"), "listings/workqueuedone/go.mod", "golang.org/x/tools"),
+        x_tools = &x_tools,
+        x_tools_commit = x_tools.rsplit('-').next().unwrap_or_default(),
+        corpus_x_tools = required(&corpus, CORPUS, "golang.org/x/tools"),
+        apimachinery = go_version("k8s.io/apimachinery"),
+        apiserver = required(&corpus, CORPUS, "k8s.io/apiserver"),
         kube_runtime = locked(&lock, "kube-runtime"),
         kube = locked(&lock, "kube"),
         k8s_openapi = locked(&lock, "k8s-openapi"),

@@ -145,7 +145,7 @@ fn want_as_shown(line: &str) -> String {
             return line.to_owned(); // not a form this knows: shown as it is
         };
         let Some(end) = after[1..].find(quote) else { return line.to_owned() };
-        let text = unescape(&after[1..1 + end]);
+        let text = without_line_numbers(&unescape(&after[1..1 + end]));
         match name {
             Some(name) => facts.push(format!("{name}: {text}")),
             None => reports.push(text),
@@ -159,6 +159,26 @@ fn want_as_shown(line: &str) -> String {
         format!("// fact {}", facts.join("; "))
     };
     if code.is_empty() { format!("{}{comment}{newline}", &body[..at]) } else { format!("{code} {comment}{newline}") }
+}
+
+/// A report as a fragment shows it: without the line numbers it names
+/// (" on line 44", " (line 48)"), which are the test file's and which a
+/// fragment of it does not show; the report points at the line it sits on.
+fn without_line_numbers(report: &str) -> String {
+    let mut out = report.to_owned();
+    for (open, close) in [(" on line ", ""), (" (line ", ")")] {
+        let mut from = 0;
+        while let Some(at) = out[from..].find(open).map(|i| i + from) {
+            let digits = out[at + open.len()..].chars().take_while(char::is_ascii_digit).count();
+            let end = at + open.len() + digits;
+            if digits > 0 && out[end..].starts_with(close) {
+                out.replace_range(at..end + close.len(), "");
+            } else {
+                from = at + open.len();
+            }
+        }
+    }
+    out
 }
 
 /// A regular expression of `analysistest` as plain text: `\(` is `(`, and
@@ -228,7 +248,7 @@ fn dedent<'a>(lines: &[&'a str], rust: bool) -> (String, &'a str) {
 
 #[cfg(test)]
 mod tests {
-    use super::code_blocks;
+    use super::{code_blocks, without_line_numbers};
 
     #[test]
     fn a_fragment_from_inside_main_starts_at_column_0() {
@@ -251,6 +271,17 @@ mod tests {
     }
 
     #[test]
+    fn a_shown_report_names_no_line_of_the_test_file() {
+        assert_eq!(
+            without_line_numbers(
+                "stall: c.queue.Get() on line 44 hands out key, and the path where err != nil (line 48) is true"
+            ),
+            "stall: c.queue.Get() hands out key, and the path where err != nil is true"
+        );
+        assert_eq!(without_line_numbers("on line x (line )"), "on line x (line )");
+    }
+
+    #[test]
     fn a_want_comment_shows_the_report_or_the_fact() {
         let md = "```go\n\treturn true // want `stall: c.queue.Get\\(\\) on line 44 hands out key`\n\
                   func (q *w) Get() (string, bool) { // want Get:`handsOut\\[0\\] shutdown\\[1\\]`\n\
@@ -258,7 +289,7 @@ mod tests {
                   ```text\nx // want `kept`\n```\n";
         assert_eq!(
             code_blocks(md),
-            "```go\n\treturn true // ← stall: c.queue.Get() on line 44 hands out key\n\
+            "```go\n\treturn true // ← stall: c.queue.Get() hands out key\n\
              func (q *w) Get() (string, bool) { // fact Get: handsOut[0] shutdown[1]\n\
              \tq.Done(k) // ← stall: … the loop goes back; panic: q.Done\n```\n\
              ```text\nx // want `kept`\n```\n"

@@ -146,8 +146,10 @@ fn every_api_server_listing_and_twin_prints_its_committed_output() {
 /// Chapter 10's one real finding, run (listing 10-14): Kubernetes's own PVC
 /// protection controller, built from k8s.io/kubernetes v1.37.2, against this
 /// control plane, holds a key that does not split for good; the same steps
-/// against the controller with `fix.patch` applied release it. Each prints
-/// its committed output (`output.txt`, `fixed.txt`).
+/// against the controller with `fix.patch` applied release it; and the unit
+/// test `fix.patch` adds to the package fails with `go test` on v1.37.2 and
+/// passes with the fix. Each prints its committed output (`output.txt`,
+/// `fixed.txt`, `unit.txt`).
 #[test]
 fn the_pvcprotection_leak_and_its_fix_print_their_committed_output() {
     let Some(go) = common::go_or_skip("the PVC protection leak (listing 10-14)") else { return };
@@ -160,8 +162,14 @@ fn the_pvcprotection_leak_and_its_fix_print_their_committed_output() {
     common::stdout_of(build, "building listings/workqueuedone/corpus/pvcleak");
     let work = common::root().join("target/pvcleak-fixed");
     let mut failures = Vec::new();
-    for (args, committed) in [(&[][..], "output.txt"), (&["-fixed", "-work", work.to_str().unwrap()][..], "fixed.txt")]
-    {
+    let runs: [(&[&str], &str); 3] = [
+        (&[], "output.txt"),
+        (&["-fixed", "-work", work.to_str().unwrap()], "fixed.txt"),
+        // fix.patch's unit test, with go test, on v1.37.2 and with the fix:
+        // no API server needed, but the same scratch copies.
+        (&["-unit", "-work", work.to_str().unwrap()], "unit.txt"),
+    ];
+    for (args, committed) in runs {
         let mut cmd = Command::new(&bin);
         cmd.current_dir(&corpus)
             .args(args)

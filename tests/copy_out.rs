@@ -938,8 +938,11 @@ fn every_archive_has_the_licence_and_a_readme_that_names_its_chapter() {
     }
     // Every download a page links is an archive, so no link of the book is
     // left dangling by a renamed or removed listing.
+    // The rendered book's own archive is written by `cargo xtask book` after
+    // the HTML, and checked there (xtask/src/html_archive.rs).
+    const RENDERED_BOOK: &str = "forget-is-not-delete-html.tar.gz";
     for page in &pages {
-        for archive in page.downloads() {
+        for archive in page.downloads().into_iter().filter(|a| a != RENDERED_BOOK) {
             if !archives.iter().any(|a| format!("{a}.tar.gz") == archive) {
                 failures.push(format!("src/{}.md links downloads/{archive}, which is no archive", page.stem));
             }

@@ -36,7 +36,10 @@ fn every_linked_module_is_in_the_versions_list() {
         .filter(|(_, module, version, _)| !list.contains(module) || !list.contains(version))
         .map(|(_, module, version, _)| format!("{module} {version}"))
         .collect();
-    assert!(missing.is_empty(), "the book links the source of {missing:?}, which src/generated/versions.md does not list");
+    assert!(
+        missing.is_empty(),
+        "the book links the source of {missing:?}, which src/generated/versions.md does not list"
+    );
 }
 
 struct Link {
@@ -135,9 +138,9 @@ fn every_upstream_link_is_pinned_and_names_its_line() {
             continue; // a link to another project (an issue, a discussion): not source
         };
         let rest = &link.url[format!("https://github.com/{repo}/").len()..];
-        let pinned = pins.iter().find_map(|(_, module, tag, r)| {
-            rest.strip_prefix(&format!("blob/{r}/")).map(|path| (module, tag, path))
-        });
+        let pinned = pins
+            .iter()
+            .find_map(|(_, module, tag, r)| rest.strip_prefix(&format!("blob/{r}/")).map(|path| (module, tag, path)));
         let Some((module, tag, path_and_anchor)) = pinned else {
             if rest.starts_with("blob/") || rest.starts_with("tree/") {
                 let refs: Vec<&str> = pins.iter().map(|(.., r)| *r).collect();

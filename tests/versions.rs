@@ -130,7 +130,8 @@ fn versions() -> String {
     let go_version = |module: &str| required(&listings, "listings/go.mod", module);
     const CORPUS: &str = "listings/workqueuedone/corpus/go.mod";
     let corpus = read(CORPUS);
-    let x_tools = required(&read("listings/workqueuedone/go.mod"), "listings/workqueuedone/go.mod", "golang.org/x/tools");
+    let x_tools =
+        required(&read("listings/workqueuedone/go.mod"), "listings/workqueuedone/go.mod", "golang.org/x/tools");
     format!(
         "<!-- Generated from Cargo.lock, listings/go.mod, listings/workqueuedone/go.mod, \
          listings/workqueuedone/corpus/go.mod, tools/control-plane/*/go.mod, xtask's MDBOOK_VERSION and rust-toolchain.toml, by tests/versions.rs; rewrite \

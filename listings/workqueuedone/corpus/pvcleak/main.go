@@ -23,6 +23,15 @@
 //
 //	KUBECONFIG=... PROMTOOL=... go run ./pvcleak -fixed
 //
+// fix.patch also adds a unit test to the package's own test file, in its
+// style (a fake clientset and informers, no API server). With -unit the
+// program runs that test with go test twice, in scratch copies of
+// k8s.io/kubernetes: with the test alone, on v1.37.2 as released, where it
+// must fail, and with the whole patch, where it must pass. It prints both
+// runs without their timings and the controller's klog lines.
+//
+//	go run ./pvcleak -unit
+//
 // Every wait is bounded and ends on observed state. The controller is
 // stopped and the pod, the claim and the namespace are deleted on every
 // path, failure included.
@@ -72,13 +81,19 @@ var fixPatch string
 
 func main() {
 	fixed := flag.Bool("fixed", false, "run the same steps against the controller with fix.patch applied, built\nin a scratch module whose k8s.io/kubernetes is a patched copy")
-	work := flag.String("work", "", "with -fixed, build in `DIR` and keep it (default: a temporary folder)")
+	unit := flag.Bool("unit", false, "run fix.patch's unit test with go test, on v1.37.2 as released (it must\nfail) and with the fix (it must pass); needs no API server")
+	work := flag.String("work", "", "with -fixed or -unit, build in `DIR` and keep it (default: a temporary folder)")
 	rules := flag.String("rules", filepath.Join("..", "..", "alerts", "workqueue-stall.rules.yml"), "the stall alert's rule `FILE`")
 	flag.Parse()
 	var err error
-	if *fixed {
+	switch {
+	case *fixed && *unit:
+		err = errors.New("-fixed and -unit are two runs: pass one")
+	case *unit:
+		err = runUnit(*work)
+	case *fixed:
 		err = runFixed(*work, *rules)
-	} else {
+	default:
 		err = run(*rules)
 	}
 	if err != nil {
@@ -386,23 +401,124 @@ tests:
 // same environment. The scratch module is this one's go.mod and go.sum with
 // one more replace.
 func runFixed(work, rules string) error {
-	target, hunks, err := parsePatch(fixPatch)
+	rules, err := filepath.Abs(rules)
+	if err != nil {
+		return err
+	}
+	return withScratch(work, func(string) bool { return true }, func(scratch string) error {
+		binary := filepath.Join(scratch, "pvcleak-fixed")
+		if _, err := goOutput(scratch, "build", "-o", binary, "./pvcleak"); err != nil {
+			return err
+		}
+		cmd := exec.Command(binary, "-rules", rules)
+		cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
+		if err := cmd.Run(); err != nil {
+			return fmt.Errorf("the fixed build: %w", err)
+		}
+		return nil
+	})
+}
+
+// unitTest is the test fix.patch adds, and the package it is in.
+const (
+	unitTest    = "TestProcessNextWorkItemReleasesAKeyThatDoesNotSplit"
+	unitPackage = "k8s.io/kubernetes/pkg/controller/volume/pvcprotection"
+)
+
+// runUnit runs fix.patch's unit test twice, each in a scratch copy: with
+// only the patch's test files applied (the controller as released), where
+// it must fail, and with the whole patch, where it must pass.
+func runUnit(work string) error {
+	runs := []struct {
+		title string
+		apply func(file string) bool
+		pass  bool
+	}{
+		{"on k8s.io/kubernetes v1.37.2 as released, with the new test only:", isTestFile, false},
+		{"with the whole patch, the fix and the test:", func(string) bool { return true }, true},
+	}
+	for i, r := range runs {
+		dir := work
+		if dir != "" {
+			dir = filepath.Join(work, fmt.Sprint(i))
+		}
+		err := withScratch(dir, r.apply, func(scratch string) error {
+			cmd := exec.Command("go", "test", "-count=1", "-v", "-run", "^"+unitTest+"$", unitPackage)
+			cmd.Dir = scratch
+			out, err := cmd.CombinedOutput()
+			passed := err == nil
+			var exit *exec.ExitError
+			if err != nil && !errors.As(err, &exit) {
+				return fmt.Errorf("go test: %w", err)
+			}
+			fmt.Println(r.title)
+			fmt.Print(withoutTimings(string(out)))
+			if passed != r.pass {
+				return fmt.Errorf("%s go test %s: passed=%v, want %v", r.title, unitTest, passed, r.pass)
+			}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func isTestFile(file string) bool { return strings.HasSuffix(file, "_test.go") }
+
+// isKlogHeader says whether text starts as klog starts a line: a severity
+// letter and the date, "I1207 20:10:30.273594".
+func isKlogHeader(text string) bool {
+	return len(text) > 6 && strings.ContainsRune("IWEF", rune(text[0])) &&
+		strings.Trim(text[1:5], "0123456789") == "" && text[5] == ' '
+}
+
+// withoutTimings is go test's output without what varies from run to run:
+// the durations on its result lines, and the log lines, which carry the
+// time (klog's own, where utilruntime.HandleError logs the key it cannot
+// split, and the test logger's, which ktesting writes through t.Log).
+func withoutTimings(out string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(strings.TrimRight(out, "\n"), "\n") {
+		text := strings.TrimSpace(line)
+		if isKlogHeader(text) {
+			continue // "E1207 20:11:16.343994   19158 file.go:223] ..."
+		}
+		if _, logged, ok := strings.Cut(text, ".go:"); ok && isKlogHeader(strings.TrimLeft(logged, "0123456789: ")) {
+			continue // "file.go:584: I1207 20:10:30.273594] ...", through t.Log
+		}
+		if at := strings.LastIndex(line, " ("); at >= 0 && strings.HasSuffix(line, "s)") && strings.HasPrefix(strings.TrimSpace(line), "--- ") {
+			line = line[:at]
+		}
+		if at := strings.LastIndex(line, "\t"); at >= 0 && strings.HasSuffix(line, "s") && (strings.HasPrefix(line, "ok ") || strings.HasPrefix(line, "FAIL\t")) {
+			line = line[:at]
+		}
+		b.WriteString(line + "\n")
+	}
+	return b.String()
+}
+
+// withScratch makes a scratch module under work (a temporary folder when
+// work is empty) whose k8s.io/kubernetes is the module cache's copy with
+// the files of fix.patch that apply accepts patched (go cannot overlay
+// files in the module cache), and calls do with its folder. The scratch
+// module is this one's go.mod and go.sum with one more replace.
+func withScratch(work string, apply func(file string) bool, do func(scratch string) error) error {
+	files, err := parsePatch(fixPatch)
 	if err != nil {
 		return fmt.Errorf("fix.patch: %w", err)
 	}
 	self, err := goOutput(".", "list", "-m")
 	if err != nil || self != "forget-is-not-delete/corpus" {
-		return fmt.Errorf("-fixed runs from listings/workqueuedone/corpus (go list -m says %q, %v)", self, err)
+		return fmt.Errorf("-fixed and -unit run from listings/workqueuedone/corpus (go list -m says %q, %v)", self, err)
 	}
 	kube, err := goOutput(".", "list", "-m", "-f", "{{.Dir}}", "k8s.io/kubernetes")
 	if err != nil {
 		return err
 	}
-	if rules, err = filepath.Abs(rules); err != nil {
-		return err
-	}
 	if work == "" {
-		if work, err = os.MkdirTemp("", "pvcleak-fixed-"); err != nil {
+		if work, err = os.MkdirTemp("", "pvcleak-scratch-"); err != nil {
 			return err
 		}
 		defer os.RemoveAll(work)
@@ -414,21 +530,26 @@ func runFixed(work, rules string) error {
 	if err := linkTree(kube, copied); err != nil {
 		return fmt.Errorf("copying %s: %w", kube, err)
 	}
-	file := filepath.Join(copied, filepath.FromSlash(target))
-	src, err := os.ReadFile(file)
-	if err != nil {
-		return err
-	}
-	patched, err := applyHunks(string(src), hunks)
-	if err != nil {
-		return fmt.Errorf("fix.patch does not apply to %s: %w", filepath.Join(kube, target), err)
-	}
-	// The copy is a hard link to the read-only cache: replace, not write.
-	if err := os.Remove(file); err != nil {
-		return err
-	}
-	if err := os.WriteFile(file, []byte(patched), 0o644); err != nil {
-		return err
+	for _, f := range files {
+		if !apply(f.target) {
+			continue
+		}
+		file := filepath.Join(copied, filepath.FromSlash(f.target))
+		src, err := os.ReadFile(file)
+		if err != nil {
+			return err
+		}
+		patched, err := applyHunks(string(src), f.hunks)
+		if err != nil {
+			return fmt.Errorf("fix.patch does not apply to %s: %w", filepath.Join(kube, f.target), err)
+		}
+		// The copy is a hard link to the read-only cache: replace, not write.
+		if err := os.Remove(file); err != nil {
+			return err
+		}
+		if err := os.WriteFile(file, []byte(patched), 0o644); err != nil {
+			return err
+		}
 	}
 	for _, name := range []string{"go.mod", "go.sum", "pvcleak/main.go", "pvcleak/fix.patch"} {
 		if err := copyFile(name, filepath.Join(work, filepath.FromSlash(name))); err != nil {
@@ -443,16 +564,7 @@ func runFixed(work, rules string) error {
 		"-replace", "forget-is-not-delete/workqueuedone="+analyzer); err != nil {
 		return err
 	}
-	binary := filepath.Join(work, "pvcleak-fixed")
-	if _, err := goOutput(work, "build", "-o", binary, "./pvcleak"); err != nil {
-		return err
-	}
-	cmd := exec.Command(binary, "-rules", rules)
-	cmd.Stdout, cmd.Stderr = os.Stdout, os.Stderr
-	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("the fixed build: %w", err)
-	}
-	return nil
+	return do(work)
 }
 
 // goOutput runs go in dir and returns its trimmed stdout, or an error with
@@ -506,28 +618,36 @@ type hunk struct {
 	old, new []string // the lines before and after
 }
 
-// parsePatch reads a unified diff of one file: the path after "+++ b/",
-// and its hunks. Lines before "---" are the patch's description.
-func parsePatch(patch string) (string, []hunk, error) {
-	var target string
-	var hunks []hunk
+// filePatch is one file's part of a patch: its path and its hunks.
+type filePatch struct {
+	target string
+	hunks  []hunk
+}
+
+// parsePatch reads a unified diff of one or more files: each file's path
+// after "+++ b/", and its hunks. Lines before the first "---" are the
+// patch's description.
+func parsePatch(patch string) ([]filePatch, error) {
+	var files []filePatch
 	for _, line := range strings.Split(strings.TrimSuffix(patch, "\n"), "\n") {
 		switch {
-		case target == "" && strings.HasPrefix(line, "+++ b/"):
-			target = strings.TrimPrefix(line, "+++ b/")
-		case target == "":
-			// the description and the "---" line
+		case strings.HasPrefix(line, "+++ b/"):
+			files = append(files, filePatch{target: strings.TrimPrefix(line, "+++ b/")})
+		case len(files) == 0 || strings.HasPrefix(line, "--- a/"):
+			// the description, and each file's "---" line
 		case strings.HasPrefix(line, "@@ "):
 			var h hunk
 			var oldLen, newStart, newLen int
 			if _, err := fmt.Sscanf(line, "@@ -%d,%d +%d,%d @@", &h.oldStart, &oldLen, &newStart, &newLen); err != nil {
-				return "", nil, fmt.Errorf("hunk header %q: %w", line, err)
+				return nil, fmt.Errorf("hunk header %q: %w", line, err)
 			}
-			hunks = append(hunks, h)
-		case len(hunks) == 0:
-			return "", nil, fmt.Errorf("%q before the first hunk", line)
+			f := &files[len(files)-1]
+			f.hunks = append(f.hunks, h)
+		case len(files[len(files)-1].hunks) == 0:
+			return nil, fmt.Errorf("%q before the first hunk of %s", line, files[len(files)-1].target)
 		default:
-			h := &hunks[len(hunks)-1]
+			f := &files[len(files)-1]
+			h := &f.hunks[len(f.hunks)-1]
 			text := line
 			if text != "" {
 				text = line[1:]
@@ -540,14 +660,19 @@ func parsePatch(patch string) (string, []hunk, error) {
 			case line[0] == '+':
 				h.new = append(h.new, text)
 			default:
-				return "", nil, fmt.Errorf("unexpected line %q", line)
+				return nil, fmt.Errorf("unexpected line %q", line)
 			}
 		}
 	}
-	if target == "" || len(hunks) == 0 {
-		return "", nil, errors.New("no +++ b/ line or no hunk")
+	if len(files) == 0 {
+		return nil, errors.New("no +++ b/ line")
 	}
-	return target, hunks, nil
+	for _, f := range files {
+		if len(f.hunks) == 0 {
+			return nil, fmt.Errorf("no hunk for %s", f.target)
+		}
+	}
+	return files, nil
 }
 
 // applyHunks applies hunks, last first so that line numbers hold, each

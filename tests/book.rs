@@ -51,16 +51,20 @@ fn chapters() -> Vec<(String, String)> {
 /// The fenced code blocks of a chapter: (info string, body lines).
 fn fences(markdown: &str) -> Vec<(String, Vec<String>)> {
     let mut blocks = Vec::new();
-    let mut current: Option<(String, Vec<String>)> = None;
+    // The open block and its fence's length: a longer fence holds a shorter
+    // one, as CommonMark reads it.
+    let mut current: Option<(String, Vec<String>, usize)> = None;
     for line in markdown.lines() {
         let trimmed = line.trim_start();
-        if let Some(info) = trimmed.strip_prefix("```") {
-            match current.take() {
-                Some(block) => blocks.push(block),
-                None => current = Some((info.trim().to_owned(), Vec::new())),
+        let ticks = trimmed.chars().take_while(|c| *c == '`').count();
+        match current.as_mut() {
+            None if ticks >= 3 => current = Some((trimmed[ticks..].trim().to_owned(), Vec::new(), ticks)),
+            Some((_, _, open)) if ticks >= *open && trimmed[ticks..].trim().is_empty() => {
+                let (info, body, _) = current.take().unwrap();
+                blocks.push((info, body));
             }
-        } else if let Some((_, body)) = current.as_mut() {
-            body.push(line.to_owned());
+            Some((_, body, _)) => body.push(line.to_owned()),
+            None => {}
         }
     }
     blocks

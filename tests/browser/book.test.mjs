@@ -712,6 +712,9 @@ async function checkTabsElsewhere(browser, origin) {
  * main's innerText, the smallest element holding each is visible, and some code
  * block renders the whole file verbatim. */
 async function checkOutputs(name, page, outputs) {
+  // A fold a reader opens to read (chapter 9's Rust informer, in a
+  // `details.source`) is read open, as the reader reads it.
+  await page.evaluate(() => { for (const d of document.querySelectorAll('main details')) d.open = true; });
   const [mainText, mainSource] = await page.evaluate(() => [document.querySelector('main')?.innerText ?? null, document.querySelector('main')?.textContent ?? '']);
   if (!check(name, mainText !== null, 'no <main> element')) return;
   for (const out of outputs) {

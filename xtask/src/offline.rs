@@ -1286,6 +1286,7 @@ fn for_epub(markdown: &str) -> String {
     let out = epub_lines(&out);
     let out = downloads_as_names(&markdown_downloads_as_names(&out));
     let out = chapter_links_as_html(&out);
+    let out = heading_anchors(&out);
     let out = without_spans(&out, "<span class=\"web-only\">");
     let out = out
         .replace("<span class=\"print-only\">", "<span class=\"offline\">")
@@ -1391,6 +1392,77 @@ fn chapter_links_as_html(markdown: &str) -> String {
     }
     out.push_str(rest);
     out
+}
+
+/// Every heading below the chapter's title (`##` to `######`, outside
+/// code) preceded by an empty `<a id>` with the id mdBook's HTML renderer
+/// gives it, so that a link to a section of the same page
+/// (`[…](#a-panic-with-recoverpanic-off)`, the triage page's) lands there
+/// in the EPUB too: mdbook-epub gives headings no `id`, and epubcheck
+/// rejects a fragment that names none.
+fn heading_anchors(markdown: &str) -> String {
+    let mut out = String::with_capacity(markdown.len() + 256);
+    let mut seen: std::collections::HashMap<String, usize> = std::collections::HashMap::new();
+    let mut fence: Option<(char, usize)> = None;
+    for line in markdown.split_inclusive('\n') {
+        let trimmed = line.trim_start();
+        if let Some(c) = trimmed.chars().next().filter(|c| *c == '`' || *c == '~') {
+            let len = trimmed.chars().take_while(|x| *x == c).count();
+            match fence {
+                None if len >= 3 => fence = Some((c, len)),
+                Some((open, open_len)) if c == open && len >= open_len && trimmed[len..].trim().is_empty() => {
+                    fence = None
+                }
+                _ => {}
+            }
+        }
+        let level = line.chars().take_while(|c| *c == '#').count();
+        if fence.is_none() && (2..=6).contains(&level) && line[level..].starts_with(' ') {
+            let id = mdbook_id(&line[level..]);
+            let n = seen.entry(id.clone()).or_insert(0);
+            let id = if *n == 0 { id } else { format!("{id}-{n}") };
+            *n += 1;
+            out.push_str(&format!("<a id=\"{id}\"></a>\n\n"));
+        }
+        out.push_str(line);
+    }
+    out
+}
+
+/// The id mdBook gives a heading with this Markdown text: its text as the
+/// page shows it (no backticks, emphasis or link targets), lower case,
+/// spaces as `-`, and only letters, digits, `-` and `_` kept.
+fn mdbook_id(heading: &str) -> String {
+    let mut text = String::new();
+    let mut rest = heading.trim();
+    while let Some(c) = rest.chars().next() {
+        if rest.starts_with("](") {
+            rest = rest.find(')').map_or("", |end| &rest[end + 1..]);
+            continue;
+        }
+        if c == '<' {
+            if let Some(end) = rest.find('>') {
+                rest = &rest[end + 1..];
+                continue;
+            }
+        }
+        if !matches!(c, '`' | '*' | '[' | ']') {
+            text.push(c);
+        }
+        rest = &rest[c.len_utf8()..];
+    }
+    text.trim()
+        .chars()
+        .filter_map(|c| {
+            if c.is_alphanumeric() || c == '_' || c == '-' {
+                Some(c.to_ascii_lowercase())
+            } else if c.is_whitespace() {
+                Some('-')
+            } else {
+                None
+            }
+        })
+        .collect()
 }
 
 /// `html` without every span that starts with `open` (no nested spans).
@@ -1870,6 +1942,18 @@ fn apt_install(package: &str, bin: &Path) -> Result {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn headings_get_the_ids_mdbook_gives_them() {
+        let md = "# Title\n\n## A panic with `RecoverPanic` off\n\ntext\n\n```md\n## not a heading\n```\n\n\
+                  ### With [`go vet`](x.md), pinned\n\n## A panic with `RecoverPanic` off\n";
+        assert_eq!(
+            super::heading_anchors(md),
+            "# Title\n\n<a id=\"a-panic-with-recoverpanic-off\"></a>\n\n## A panic with `RecoverPanic` off\n\ntext\n\n\
+             ```md\n## not a heading\n```\n\n<a id=\"with-go-vet-pinned\"></a>\n\n### With [`go vet`](x.md), pinned\n\n\
+             <a id=\"a-panic-with-recoverpanic-off-1\"></a>\n\n## A panic with `RecoverPanic` off\n"
+        );
+    }
+
     #[test]
     fn links_to_chapters_point_at_their_epub_pages() {
         let md = "See [8-5](ch08-kube-runtime.md#side-by-side), [8](ch08.md), \

@@ -56,13 +56,26 @@ pub fn expand(markdown: &str, listings: &Path) -> Result<String> {
 fn expand_with(markdown: &str, open: &str, mut f: impl FnMut(&str) -> Result<String>) -> Result<String> {
     let mut errors = Vec::new();
     let mut out = String::with_capacity(markdown.len());
-    let mut in_fence = false;
+    // The open fence, as CommonMark reads it: its character and length. A
+    // shorter fence inside it (a patch that quotes a ```release-note block)
+    // neither closes it nor opens another.
+    let mut fence: Option<(char, usize)> = None;
     for line in markdown.split_inclusive('\n') {
         let trimmed = line.trim_start();
-        if trimmed.starts_with("```") || trimmed.starts_with("~~~") {
-            in_fence = !in_fence;
+        let marker = trimmed.chars().next().filter(|c| *c == '`' || *c == '~');
+        if let Some(c) = marker.filter(|_| line.len() - trimmed.len() <= 3) {
+            let len = trimmed.chars().take_while(|x| *x == c).count();
+            match fence {
+                None if len >= 3 => fence = Some((c, len)),
+                Some((open_c, open_len)) if c == open_c && len >= open_len && trimmed[len..].trim().is_empty() => {
+                    fence = None;
+                    out.push_str(line);
+                    continue;
+                }
+                _ => {}
+            }
         }
-        if in_fence || !line.contains(open) {
+        if fence.is_some() || !line.contains(open) {
             out.push_str(line);
             continue;
         }
@@ -253,6 +266,20 @@ mod tests {
         .unwrap();
         assert_eq!(seen, ["a", "c x"]);
         assert_eq!(out, "Run it with <a>: `{{#run b}}`, then <c x>.\n```\n{{#run d}}\n```\n");
+    }
+
+    #[test]
+    fn a_longer_fence_holds_a_shorter_one() {
+        // A patch whose description quotes a ```release-note block, shown in
+        // a four-backtick fence: the inner fences close nothing.
+        let md = "````diff\n```release-note\n```\n{{#run d}}\n````\n{{#run e}}\n";
+        let mut seen = Vec::new();
+        expand_with(md, "{{#run ", |spec| {
+            seen.push(spec.to_owned());
+            Ok(String::new())
+        })
+        .unwrap();
+        assert_eq!(seen, ["e"]);
     }
 
     #[test]

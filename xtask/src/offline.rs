@@ -1440,11 +1440,11 @@ fn mdbook_id(heading: &str) -> String {
             rest = rest.find(')').map_or("", |end| &rest[end + 1..]);
             continue;
         }
-        if c == '<' {
-            if let Some(end) = rest.find('>') {
-                rest = &rest[end + 1..];
-                continue;
-            }
+        if c == '<'
+            && let Some(end) = rest.find('>')
+        {
+            rest = &rest[end + 1..];
+            continue;
         }
         if !matches!(c, '`' | '*' | '[' | ']') {
             text.push(c);

@@ -12,6 +12,7 @@
 //! cargo xtask dedent-preprocessor the preprocessor that starts a fragment shown from inside a function at column 0
 //! cargo xtask browser-test       open every page of book/ in headless Chromium (after `book`)
 //! cargo xtask offline-test       check book/'s PDF (pdftotext) and EPUB (epubcheck) (after `book`)
+//! cargo xtask html-archive-test  unpack the rendered book's archive and follow every link (after `book`)
 //! cargo xtask lint               clippy and rustdoc (warnings are errors), rustfmt, go vet, gofmt
 //! cargo xtask bless              rewrite stale committed outputs, then review `git diff`
 //! cargo xtask install-mdbook     install the pinned mdBook into .tools/
@@ -60,6 +61,7 @@ fn main() -> ExitCode {
         Some("book-test") => book_test(&args[1..]),
         Some("browser-test") => browser_test(),
         Some("offline-test") => offline::check(),
+        Some("html-archive-test") => html_archive::check(),
         Some("epub-preprocessor") => offline::preprocessor(&args[1..]),
         Some("mdbook-test-guide") => mdbook_test_guide(&args[1..]),
         Some("dedent-preprocessor") => dedent::preprocessor(&args[1..]),
@@ -87,7 +89,7 @@ fn main() -> ExitCode {
     }
 }
 
-const USAGE: &str = "usage: cargo xtask <book | archives DIR | test | book-test [mdbook test args] | browser-test | offline-test | lint | bless | install-mdbook | perf [--write] [--by-placement] [--fallbacks] | control-plane | cluster <up | down | status> | api-server-test | analyzer | analyzer-cost [--write] | golangci-lint>";
+const USAGE: &str = "usage: cargo xtask <book | archives DIR | test | book-test [mdbook test args] | browser-test | offline-test | html-archive-test | lint | bless | install-mdbook | perf [--write] [--by-placement] [--fallbacks] | control-plane | cluster <up | down | status> | api-server-test | analyzer | analyzer-cost [--write] | golangci-lint>";
 
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask/ is inside the workspace").to_path_buf()

@@ -41,22 +41,19 @@ use crate::{Result, root, run};
 /// The most the analyzer may cost, each as a multiple of go vet alone:
 /// `go vet -vettool=vet-workqueuedone` against plain `go vet` with no
 /// analysis cached (cold) and run again (warm), and the analysis alone.
-/// The vet tool is built in the analyzer's own module, whose x/tools is the
-/// one the installed Go vendors for cmd/vet, so go vet's analyzers run as
-/// the same code in both and write the same vet output; a later x/tools
-/// (v0.50.0 on) also writes each package's types into that output, which
-/// the go command hashes for every dependency on every run, and a tool
-/// built with it measured 1.10 to 1.21 cold and 1.08 to 1.15 warm in two
-/// clean-clone runs.
-/// Built as it is, it measured 1.08 and 1.05 (2026-12-07) when the analyzer
-/// walked go/cfg graphs. On SSA (it builds each queue-calling package's SSA
-/// form itself, with debug information), the first full measurement was
-/// 1.10 cold and 1.03 warm, with the analysis alone 4.14 times go vet's own
-/// analyzers (991 ms against 239 ms over the 56 packages): go vet's
-/// analyzers share go/cfg graphs and need no SSA. That share is what a
-/// vet run pays on top, and is gated at 6 so that a blow-up in the walk
-/// (one package once took minutes) fails the step. A miss is measured once
-/// more before the step fails (see `test`).
+/// `cargo xtask analyzer-cost --write` measures them ([`cost`], which takes
+/// a miss once more before it fails) and the tests hold the committed
+/// `cost.txt` to them.
+///
+/// Why these numbers: the vet tool is built in the analyzer's own module,
+/// on the x/tools the installed Go vendors for cmd/vet, so go vet's
+/// analyzers run as the same code in both and the ratios measure the
+/// analyzer alone (a tool built on x/tools v0.50.0 or later also writes
+/// each package's types into its vet output, which the go command hashes
+/// on every run: 1.10 to 1.21 cold, 1.08 to 1.15 warm). The analysis alone
+/// is several times go vet's own, which share go/cfg graphs and need no SSA;
+/// it is gated at 6 so that a blow-up in the walk (one package once took
+/// minutes) cannot be committed.
 const COST_TARGETS: [(&str, f64); 3] = [("cold ratio", 1.2), ("warm ratio", 1.1), ("analysis ratio", 6.0)];
 
 /// The Go releases the analyzer and the reader's seat are tested on, by
